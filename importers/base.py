@@ -1,0 +1,60 @@
+"""What every importer shares: the protocol, the report of what was skipped, and source errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from storage.models import Conversation
+
+
+class SourceError(Exception):
+    """The whole source cannot be read (missing, unreadable, unknown format). One line, for the user."""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A conversation (or record) that was not imported, and why."""
+
+    where: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+@dataclass
+class ImportReport:
+    """What an importer noticed while reading: skipped conversations and sensible fallbacks it applied."""
+
+    path: Path
+    format: str = ""
+    skipped: list[Skip] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def skip(self, where: str, reason: str) -> None:
+        self.skipped.append(Skip(where, reason))
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+class Importer(Protocol):
+    """A source format. `detect` must be cheap and never raise; `read` streams conversations.
+
+    `read` reports a bad conversation through `report.skip(...)` and goes on with the rest; it raises
+    `SourceError` only when nothing at all can be read.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    def detect(self, path: Path) -> bool: ...
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]: ...

@@ -1,0 +1,124 @@
+"""Text embeddings behind a small protocol: the real fastembed model, or a tiny deterministic one for tests."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+Vectors = npt.NDArray[np.float32]
+
+
+class EmbedderUnavailable(Exception):
+    """The embedding model cannot be loaded (not downloaded, no network, broken cache)."""
+
+
+class Embedder(Protocol):
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        """One L2-normalised row per text."""
+        ...
+
+    def embed_query(self, text: str) -> Vectors:
+        """One L2-normalised vector (1-D)."""
+        ...
+
+
+def _normalise(matrix: Vectors) -> Vectors:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+class FastEmbedder:
+    """A fastembed ONNX model, loaded once, used from any thread.
+
+    onnxruntime's memory arena is turned off: with it on, resident memory grows without bound over a
+    long import of long texts.
+    """
+
+    def __init__(self, model_name: str = DEFAULT_MODEL, cache_dir: Path | None = None, batch_size: int = 32):
+        self._model_name = model_name
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        try:
+            from fastembed import TextEmbedding
+
+            kwargs: dict[str, Any] = {"model_name": model_name, "enable_cpu_mem_arena": False}
+            if cache_dir is not None:
+                kwargs["cache_dir"] = str(cache_dir)
+            self._model = TextEmbedding(**kwargs)
+        except Exception as exc:  # fastembed raises many kinds: network, missing files, unknown model
+            raise EmbedderUnavailable(f"cannot load embedding model {model_name}: {exc}") from exc
+        self._dim = int(self.embed_query("dimension probe").shape[0])
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        with self._lock:
+            rows = list(self._model.embed(list(texts), batch_size=self._batch_size))
+        return _normalise(np.asarray(rows, dtype=np.float32))
+
+    def embed_query(self, text: str) -> Vectors:
+        with self._lock:
+            row = next(iter(self._model.query_embed(text)))
+        return _normalise(np.asarray([row], dtype=np.float32))[0]
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class HashEmbedder:
+    """A deterministic bag-of-words embedder for tests where embeddings are not the subject.
+
+    Texts that share words get similar vectors, so search still behaves sensibly; it is fast and needs
+    no model files.
+    """
+
+    def __init__(self, dim: int = 64):
+        self._dim = dim
+
+    @property
+    def model_name(self) -> str:
+        return f"test/hash-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _vector(self, text: str) -> npt.NDArray[np.float32]:
+        vector = np.zeros(self._dim, dtype=np.float32)
+        for word in _WORD.findall(text.lower()):
+            digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+            bucket = int.from_bytes(digest[:3], "little") % self._dim
+            vector[bucket] += 1.0 if digest[3] & 1 else -1.0
+        return vector
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return _normalise(np.stack([self._vector(t) for t in texts]))
+
+    def embed_query(self, text: str) -> Vectors:
+        return _normalise(self._vector(text)[None, :])[0]

@@ -1,0 +1,90 @@
+"""The data model every importer produces and every index is built from.
+
+Times are UTC everywhere: an aware datetime is converted, a naive one is taken to be UTC already.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+Role = Literal["user", "assistant", "system", "tool"]
+ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
+
+
+def to_utc(value: datetime) -> datetime:
+    """The same instant in UTC; naive values are taken to be UTC (importers convert local times first)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(to_utc)]
+
+
+def content_hash(*parts: str) -> str:
+    """A short, stable digest of text: decides what must be re-embedded or re-indexed."""
+    digest = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()
+
+
+class Message(BaseModel):
+    """One turn of a conversation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    index: int = Field(ge=0, description="Position in the conversation, from 0.")
+    role: Role
+    text: str
+    created_at: UtcDatetime | None = None
+
+
+class Conversation(BaseModel):
+    """A whole chat, as imported from one source.
+
+    `id` is stable and source-scoped (`claude:<uuid>`, `chatgpt:<id>`, `claude-code:<session>` ...):
+    importing the same source again yields the same ids, which is what makes re-import idempotent.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    title: str
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    project: str | None = None
+    url: str | None = None
+    messages: list[Message]
+
+    @model_validator(mode="after")
+    def _check_messages(self) -> Conversation:
+        seen: set[str] = set()
+        for position, message in enumerate(self.messages):
+            if message.index != position:
+                raise ValueError(f"message {message.id!r} has index {message.index}, expected {position}")
+            if message.id in seen:
+                raise ValueError(f"message id {message.id!r} appears twice")
+            seen.add(message.id)
+        if self.updated_at < self.created_at:
+            raise ValueError("updated_at is earlier than created_at")
+        return self
+
+    def fingerprint(self) -> str:
+        """Changes whenever anything that is indexed changes."""
+        parts = [self.source, self.title, self.project or "", self.url or ""]
+        parts += [self.created_at.isoformat(), self.updated_at.isoformat()]
+        for m in self.messages:
+            parts += [m.id, m.role, m.text, m.created_at.isoformat() if m.created_at else ""]
+        return content_hash(*parts)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,77 @@
+"""What the search engine hands to the tools: chats in rank order, each with its matches.
+
+These models are also the tools' structured output, so their field descriptions are written for the
+model that reads them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from storage.models import Role
+
+SearchMode = Literal["hybrid", "keyword", "vector"]
+
+
+class ShownMessage(BaseModel):
+    """A message shown around a match (or on a page of a chat)."""
+
+    id: str
+    index: int = Field(description="Position in the conversation, from 0.")
+    role: Role
+    text: str
+    created_at: datetime | None = None
+    matched: bool = Field(default=False, description="True when this message itself matched the query.")
+    truncated: bool = Field(default=False, description="True when the text was shortened to fit.")
+
+
+class Match(BaseModel):
+    """One place in a chat that matched, with the messages shown around it."""
+
+    message_ids: list[str] = Field(description="Ids of the messages that matched, best first.")
+    first_index: int = Field(description="Index of the first message shown.")
+    last_index: int = Field(description="Index of the last message shown.")
+    messages: list[ShownMessage]
+
+
+class ChatHit(BaseModel):
+    """A conversation in a result."""
+
+    uri: str = Field(description="Stable id of the chat; pass it to read_chat to read more of it.")
+    title: str
+    url: str | None = Field(default=None, description="Link back to the original, when the source has one.")
+    source: str
+    project: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    message_count: int
+    matches: list[Match] = Field(default_factory=list, description="Matches in rank order (search only).")
+
+
+class SearchResult(BaseModel):
+    query: str
+    mode: SearchMode = Field(description="Which retrieval legs answered: hybrid, keyword-only or vector-only.")
+    chats: list[ChatHit]
+    notes: list[str] = Field(default_factory=list)
+
+
+class RecentResult(BaseModel):
+    chats: list[ChatHit]
+    sort_order: Literal["asc", "desc"]
+    next_before: datetime | None = Field(
+        default=None, description="Pass as `before` (with sort_order='desc') for the next, older page."
+    )
+    next_after: datetime | None = Field(
+        default=None, description="Pass as `after` (with sort_order='asc') for the next, newer page."
+    )
+    notes: list[str] = Field(default_factory=list)
+
+
+class ChatPage(BaseModel):
+    chat: ChatHit
+    messages: list[ShownMessage]
+    offset: int = Field(description="Index of the first message on this page.")
+    next_offset: int | None = Field(default=None, description="Offset of the next page; null at the end.")

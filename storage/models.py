@@ -22,6 +22,11 @@ def to_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def naive_utc(value: datetime | None) -> datetime | None:
+    """UTC without a zone, as LanceDB and Tantivy store it."""
+    return None if value is None else to_utc(value).replace(tzinfo=None)
+
+
 UtcDatetime = Annotated[datetime, AfterValidator(to_utc)]
 
 

@@ -1,0 +1,188 @@
+"""Ingest: upsert conversations, derive their messages, chunks, vectors and keyword documents.
+
+Callers hold the write lock. Conversations are written first (the truth), then the derived tables, then
+the keyword index; the journal names the batch until all three have committed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from storage.chunking import Chunk, chunk_conversation
+from storage.embedder import Embedder, Vectors
+from storage.keyword_index import KeywordIndex
+from storage.lance_store import LanceStore
+from storage.locks import WriteLock
+from storage.models import Conversation, naive_utc
+
+log = logging.getLogger(__name__)
+
+BATCH_CHUNKS = 1024
+BATCH_CONVERSATIONS = 256
+
+
+@dataclass
+class IngestStats:
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    messages: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def written(self) -> int:
+        return self.new + self.updated
+
+
+@dataclass(frozen=True)
+class IngestProgress:
+    conversations_done: int
+    messages_done: int
+
+
+def _batches(conversations: Iterable[Conversation]) -> Iterator[list[Conversation]]:
+    batch: list[Conversation] = []
+    size = 0
+    for conversation in conversations:
+        batch.append(conversation)
+        size += len(conversation.messages)
+        if size >= BATCH_CHUNKS or len(batch) >= BATCH_CONVERSATIONS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+class Ingestor:
+    def __init__(self, store: LanceStore, keywords: KeywordIndex, embedder: Embedder, lock: WriteLock):
+        self.store = store
+        self.keywords = keywords
+        self.embedder = embedder
+        self.lock = lock
+
+    def ingest(
+        self,
+        conversations: Iterable[Conversation],
+        progress: Callable[[IngestProgress], None] | None = None,
+    ) -> IngestStats:
+        stats = IngestStats()
+        done = messages = 0
+        for batch in _batches(conversations):
+            unique: dict[str, Conversation] = {}
+            for conversation in batch:
+                if conversation.id in unique:
+                    stats.skipped.append(f"{conversation.id}: appears twice in this import; the last one was kept")
+                unique[conversation.id] = conversation
+            stored = self.store.versions(list(unique))
+            changed = []
+            for conversation in unique.values():
+                version = stored.get(conversation.id)
+                if version == conversation.fingerprint():
+                    stats.unchanged += 1
+                    continue
+                if version is None:
+                    stats.new += 1
+                else:
+                    stats.updated += 1
+                stats.messages += len(conversation.messages)
+                changed.append(conversation)
+            if changed:
+                self.lock.begin([c.id for c in changed])
+                self.store.write_conversations(changed)
+                embedded, reused = self.derive(changed)
+                self.lock.done()
+                stats.chunks_embedded += embedded
+                stats.chunks_reused += reused
+            done += len(batch)
+            messages += sum(len(c.messages) for c in batch)
+            if progress is not None:
+                progress(IngestProgress(done, messages))
+        if stats.written:
+            self.store.optimize()
+            self.store.ensure_indexes()
+        return stats
+
+    def derive(self, conversations: Sequence[Conversation]) -> tuple[int, int]:
+        """Rebuild messages, chunks and keyword documents of these conversations from the models."""
+        chunks = [chunk for c in conversations for chunk in chunk_conversation(c, self.embedder.model_name)]
+        vectors, embedded, reused = self._vectors(chunks)
+        self.store.replace_derived(conversations, chunks, vectors)
+        by_id = {c.id: c for c in conversations}
+        rows = (
+            {
+                "id": ch.id,
+                "conversation_id": ch.conversation_id,
+                "first_index": ch.first_index,
+                "last_index": ch.last_index,
+                "message_ids": list(ch.message_ids),
+                "text": ch.text,
+                "source": by_id[ch.conversation_id].source,
+                "project": by_id[ch.conversation_id].project,
+                "updated_at": naive_utc(by_id[ch.conversation_id].updated_at),
+            }
+            for ch in chunks
+        )
+        self.keywords.replace(list(by_id), rows, {c.id: c.title for c in conversations})
+        return embedded, reused
+
+    def _vectors(self, chunks: Sequence[Chunk]) -> tuple[Vectors, int, int]:
+        keys = [ch.embed_key for ch in chunks]
+        known = self.store.vectors_for(keys)
+        missing: dict[str, str] = {}
+        for ch in chunks:
+            if ch.embed_key not in known:
+                missing.setdefault(ch.embed_key, ch.embed_text)
+        if missing:
+            fresh = self.embedder.embed_documents(list(missing.values()))
+            known.update(zip(missing.keys(), fresh, strict=True))
+        matrix = np.stack([known[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
+        return matrix.astype(np.float32), len(missing), len(keys) - len(missing)
+
+    # ---- healing ---------------------------------------------------------------------------------
+
+    def repair(self) -> list[str]:
+        """Re-derive the conversations a crashed write left half-done. Returns their ids."""
+        pending = self.lock.pending()
+        if not pending:
+            return []
+        log.warning("repairing %d conversation(s) left by an interrupted write", len(pending))
+        for start in range(0, len(pending), BATCH_CONVERSATIONS):
+            ids = pending[start : start + BATCH_CONVERSATIONS]
+            present = [c for c in (self.store.conversation(i) for i in ids) if c is not None]
+            gone = sorted(set(ids) - {c.id for c in present})
+            if gone:
+                self.store.delete(gone)
+                self.keywords.replace(gone, [], {})
+            if present:
+                self.derive(present)
+        self.lock.done()
+        return pending
+
+    def rebuild_keywords(self) -> None:
+        """Recreate the keyword index from the chunks table (it is derived and may be lost or stale)."""
+        titles = {c_id: title for c_id, title in self._titles()}
+        self.keywords.clear()
+        self.keywords.replace([], self.store.chunk_rows(), titles)
+
+    def _titles(self) -> Iterator[tuple[str, str]]:
+        table = self.store.conversations.search().select(["id", "title"]).limit(None).to_arrow()
+        yield from zip(table.column("id").to_pylist(), table.column("title").to_pylist(), strict=True)
+
+    def reembed_all(self) -> None:
+        """Re-derive everything (the embedding model changed): no vectors from two models are mixed."""
+        self.store.reset_chunks(self.embedder.dim)
+        batch: list[Conversation] = []
+        for conversation in self.store.iter_conversations():
+            batch.append(conversation)
+            if len(batch) >= 64:
+                self.derive(batch)
+                batch = []
+        if batch:
+            self.derive(batch)
+        self.store.ensure_indexes()

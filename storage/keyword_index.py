@@ -1,0 +1,155 @@
+"""The Tantivy BM25 index over chunk text: derived from LanceDB, rebuildable at any time.
+
+Queries are built from analysed tokens (`storage.query`), never parsed from user text.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from storage.filters import Filters
+from storage.lance_store import UnitHit
+from storage.models import naive_utc
+from storage.query import AnalysedQuery
+
+SCHEMA_VERSION = "2"
+TITLE_BOOST = 0.5
+PHRASE_BOOST = 1.5
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("chunk_id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("conversation_id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("text", tokenizer_name="en_stem")
+    builder.add_text_field("title", tokenizer_name="en_stem")
+    builder.add_text_field("project", tokenizer_name="raw")
+    builder.add_text_field("source", tokenizer_name="raw")
+    builder.add_date_field("updated_at", fast=True, indexed=True)
+    builder.add_integer_field("first_index", stored=True, indexed=False)
+    builder.add_integer_field("last_index", stored=True, indexed=False)
+    builder.add_text_field("message_ids", stored=True, tokenizer_name="raw", index_option="basic")
+    return builder.build()
+
+
+class KeywordIndex:
+    def __init__(self, path: Path):
+        self.path = path
+        self.schema = _schema()
+        marker = path / "pastchats-schema"
+        if path.exists() and (not marker.exists() or marker.read_text().strip() != SCHEMA_VERSION):
+            shutil.rmtree(path)  # derived data in an old layout: rebuilt from LanceDB by the caller
+        path.mkdir(parents=True, exist_ok=True)
+        self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
+        marker.write_text(SCHEMA_VERSION)
+        self._meta_mtime = 0.0
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def _searcher(self) -> Any:
+        """A searcher that has seen every commit, also those of other processes."""
+        meta = self.path / "meta.json"
+        try:
+            mtime = meta.stat().st_mtime_ns
+        except FileNotFoundError:
+            mtime = 0
+        if mtime != self._meta_mtime:
+            self.index.reload()
+            self._meta_mtime = mtime
+        return self.index.searcher()
+
+    def doc_count(self) -> int:
+        return int(self._searcher().num_docs)
+
+    def search(self, query: AnalysedQuery, limit: int, filters: Filters) -> list[UnitHit]:
+        if not query.terms:
+            return []
+        Q, Occur = tantivy.Query, tantivy.Occur
+        should: list[tuple[Any, Any]] = []
+        for term in query.terms:
+            should.append((Occur.Should, Q.term_query(self.schema, "text", term)))
+            title = Q.term_query(self.schema, "title", term)
+            should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST)))
+        for phrase in query.phrases:
+            should.append((Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST)))
+        clauses: list[tuple[Any, Any]] = [(Occur.Must, Q.boolean_query(should))]
+        clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
+        searcher = self._searcher()
+        hits = searcher.search(Q.boolean_query(clauses), limit).hits
+        out = []
+        for _score, address in hits:
+            doc = searcher.doc(address)
+            out.append(
+                UnitHit(
+                    doc["chunk_id"][0],
+                    doc["conversation_id"][0],
+                    doc["first_index"][0],
+                    doc["last_index"][0],
+                    tuple(doc["message_ids"]),
+                )
+            )
+        return out
+
+    def _filter_queries(self, filters: Filters) -> Iterator[Any]:
+        Q = tantivy.Query
+        if filters.project is not None:
+            yield Q.term_query(self.schema, "project", filters.project)
+        if filters.source is not None:
+            yield Q.term_query(self.schema, "source", filters.source)
+        if filters.after is not None or filters.before is not None:
+            yield Q.range_query(
+                self.schema,
+                "updated_at",
+                tantivy.FieldType.Date,
+                naive_utc(filters.after),
+                naive_utc(filters.before),
+                include_lower=filters.after is None,
+                include_upper=filters.before is None,
+            )
+
+    # ---- writes (callers hold the write lock) ------------------------------------------------
+
+    def replace(self, conversation_ids: Iterable[str], rows: Iterable[dict[str, Any]], titles: dict[str, str]) -> None:
+        """Delete these conversations' documents and add `rows` (chunk rows), in one commit."""
+        writer = self.index.writer(heap_size=64_000_000, num_threads=1)
+        try:
+            for cid in conversation_ids:
+                writer.delete_documents_by_term("conversation_id", cid)
+            for row in rows:
+                writer.add_document(self._document(row, titles.get(row["conversation_id"], "")))
+            writer.commit()
+        except BaseException:
+            writer.rollback()
+            raise
+        finally:
+            writer.wait_merging_threads()
+
+    def clear(self) -> None:
+        writer = self.index.writer(heap_size=15_000_000, num_threads=1)
+        writer.delete_all_documents()
+        writer.commit()
+        writer.wait_merging_threads()
+
+    @staticmethod
+    def _document(row: dict[str, Any], title: str) -> tantivy.Document:
+        updated: datetime = row["updated_at"]
+        fields: dict[str, Any] = {
+            "chunk_id": row["id"],
+            "conversation_id": row["conversation_id"],
+            "text": row["text"],
+            "title": title,
+            "source": row["source"],
+            "updated_at": updated,
+            "first_index": row["first_index"],
+            "last_index": row["last_index"],
+            "message_ids": list(row["message_ids"]),
+        }
+        if row.get("project") is not None:
+            fields["project"] = row["project"]
+        return tantivy.Document(**fields)

@@ -1,0 +1,393 @@
+"""LanceDB tables: `conversations` (the truth: metadata and the messages as JSON), `messages` and
+`chunks` (derived: rebuilt from a conversation row whenever they disagree with it).
+
+Every derived row carries the `version` (fingerprint) of the conversation it was built from.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from storage.chunking import Chunk
+from storage.embedder import Vectors
+from storage.filters import Filters, sql_in, sql_string
+from storage.models import Conversation, Message, naive_utc
+
+os.environ.setdefault("LANCEDB_LOG", "error")
+import lancedb  # noqa: E402  (after quieting its Rust logging)
+
+log = logging.getLogger(__name__)
+
+TIMESTAMP = pa.timestamp("us")
+
+
+def _conversation_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("source", pa.string()),
+            pa.field("title", pa.string()),
+            pa.field("created_at", TIMESTAMP),
+            pa.field("updated_at", TIMESTAMP),
+            pa.field("project", pa.string()),
+            pa.field("url", pa.string()),
+            pa.field("message_count", pa.int32()),
+            pa.field("version", pa.string()),
+            pa.field("messages_json", pa.large_string()),
+        ]
+    )
+
+
+def _message_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("key", pa.string(), nullable=False),
+            pa.field("conversation_id", pa.string()),
+            pa.field("id", pa.string()),
+            pa.field("position", pa.int32()),
+            pa.field("role", pa.string()),
+            pa.field("text", pa.large_string()),
+            pa.field("created_at", TIMESTAMP),
+            pa.field("version", pa.string()),
+        ]
+    )
+
+
+def _chunk_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("conversation_id", pa.string()),
+            pa.field("kind", pa.string()),
+            pa.field("first_index", pa.int32()),
+            pa.field("last_index", pa.int32()),
+            pa.field("message_ids", pa.list_(pa.string())),
+            pa.field("text", pa.large_string()),
+            pa.field("embed_key", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+            pa.field("source", pa.string()),
+            pa.field("project", pa.string()),
+            pa.field("updated_at", TIMESTAMP),
+            pa.field("version", pa.string()),
+        ]
+    )
+
+
+def aware(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class UnitHit:
+    """A retrieval unit returned by one leg: which chunk, in which chat, covering which messages."""
+
+    chunk_id: str
+    conversation_id: str
+    first_index: int
+    last_index: int
+    message_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConversationMeta:
+    id: str
+    source: str
+    title: str
+    created_at: datetime
+    updated_at: datetime
+    project: str | None
+    url: str | None
+    message_count: int
+    version: str
+
+
+META_COLUMNS = ["id", "source", "title", "created_at", "updated_at", "project", "url", "message_count", "version"]
+
+
+def _meta(row: dict[str, Any]) -> ConversationMeta:
+    return ConversationMeta(
+        id=row["id"],
+        source=row["source"],
+        title=row["title"],
+        created_at=row["created_at"].replace(tzinfo=UTC),
+        updated_at=row["updated_at"].replace(tzinfo=UTC),
+        project=row["project"],
+        url=row["url"],
+        message_count=row["message_count"],
+        version=row["version"],
+    )
+
+
+def _messages_to_json(messages: Sequence[Message]) -> str:
+    return json.dumps([m.model_dump(mode="json") for m in messages], ensure_ascii=False)
+
+
+class LanceStore:
+    def __init__(self, path: Path, dim: int):
+        self.path = path
+        self.dim = dim
+        # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
+        self._db = lancedb.connect(str(path), read_consistency_interval=timedelta(0))
+        existing = set(self._db.list_tables().tables)
+        self.conversations = self._open("conversations", _conversation_schema(), existing)
+        self.messages = self._open("messages", _message_schema(), existing)
+        self.chunks = self._open("chunks", _chunk_schema(dim), existing)
+
+    def _open(self, name: str, schema: pa.Schema, existing: set[str]) -> Any:
+        if name in existing:
+            return self._db.open_table(name)
+        return self._db.create_table(name, schema=schema, exist_ok=True)
+
+    def chunk_dim(self) -> int:
+        return int(self.chunks.schema.field("vector").type.list_size)
+
+    def reset_chunks(self, dim: int) -> None:
+        """Drop every vector (the model changed): the chunks are re-derived from the conversations."""
+        self._db.drop_table("chunks")
+        self.dim = dim
+        self.chunks = self._db.create_table("chunks", schema=_chunk_schema(dim))
+
+    def ensure_indexes(self) -> None:
+        """Scalar indexes that keep filtered reads cheap as the store grows. Safe to call again."""
+        from lancedb.index import BTree
+
+        wanted = [
+            (self.conversations, "id"),
+            (self.messages, "conversation_id"),
+            (self.chunks, "conversation_id"),
+            (self.chunks, "embed_key"),
+        ]
+        for table, column in wanted:
+            names = {tuple(ix.columns) for ix in table.list_indices()}
+            if (column,) not in names and table.count_rows() > 0:
+                table.create_index(column, config=BTree())
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def versions(self, ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            rows = self.conversations.search().where(sql_in("id", batch)).select(["id", "version"])
+            for row in rows.limit(None).to_arrow().to_pylist():
+                out[row["id"]] = row["version"]
+        return out
+
+    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
+        if not ids:
+            return {}
+        query = self.conversations.search().where(sql_in("id", list(ids))).select(META_COLUMNS)
+        return {row["id"]: _meta(row) for row in query.limit(None).to_arrow().to_pylist()}
+
+    def conversation(self, conversation_id: str) -> Conversation | None:
+        rows = (
+            self.conversations.search()
+            .where(f"id = {sql_string(conversation_id)}")
+            .limit(1)
+            .to_arrow()
+            .to_pylist()
+        )
+        return self._to_conversation(rows[0]) if rows else None
+
+    @staticmethod
+    def _to_conversation(row: dict[str, Any]) -> Conversation:
+        return Conversation(
+            id=row["id"],
+            source=row["source"],
+            title=row["title"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            project=row["project"],
+            url=row["url"],
+            messages=[Message.model_validate(m) for m in json.loads(row["messages_json"])],
+        )
+
+    def iter_conversations(self, where: str | None = None, batch: int = 200) -> Iterator[Conversation]:
+        query = self.conversations.search().select(["id"]).limit(None)
+        if where:
+            query = query.where(where)
+        ids = sorted(row["id"] for row in query.to_arrow().to_pylist())
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            rows = self.conversations.search().where(sql_in("id", chunk)).limit(None).to_arrow().to_pylist()
+            by_id = {row["id"]: row for row in rows}
+            for cid in chunk:
+                if cid in by_id:
+                    yield self._to_conversation(by_id[cid])
+
+    def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
+        """(updated_at, id) of every conversation passing the filters; small columns only."""
+        query = self.conversations.search().select(["id", "updated_at"]).limit(None)
+        where = filters.sql()
+        if where:
+            query = query.where(where)
+        table = query.to_arrow()
+        return list(zip(table.column("updated_at").to_pylist(), table.column("id").to_pylist(), strict=True))
+
+    def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
+        where = f"conversation_id = {sql_string(conversation_id)} AND position >= {int(first)} AND position <= {int(last)}"
+        rows = self.messages.search().where(where).limit(None).to_arrow().to_pylist()
+        rows.sort(key=lambda r: r["position"])
+        return [
+            Message(id=r["id"], index=r["position"], role=r["role"], text=r["text"], created_at=aware(r["created_at"]))
+            for r in rows
+        ]
+
+    def vectors_for(self, keys: Sequence[str]) -> dict[str, Vectors]:
+        """Stored embeddings by content key: unchanged text is never embedded twice."""
+        found: dict[str, Vectors] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            batch = unique[start : start + 500]
+            query = self.chunks.search().where(sql_in("embed_key", batch)).select(["embed_key", "vector"])
+            for row in query.limit(None).to_arrow().to_pylist():
+                found.setdefault(row["embed_key"], np.asarray(row["vector"], dtype=np.float32))
+        return found
+
+    def chunk_rows(self, where: str | None = None) -> Iterator[dict[str, Any]]:
+        columns = ["id", "conversation_id", "first_index", "last_index", "message_ids", "text"]
+        columns += ["source", "project", "updated_at"]
+        query = self.chunks.search().select(columns).limit(None)
+        if where:
+            query = query.where(where)
+        for batch in query.to_batches(8192):
+            yield from batch.to_pylist()
+
+    def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
+        columns = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
+        query = self.chunks.search(vector.tolist()).metric("cosine").select(columns).limit(limit)
+        where = filters.sql()
+        if where:
+            query = query.where(where, prefilter=True)
+        return [
+            UnitHit(r["id"], r["conversation_id"], r["first_index"], r["last_index"], tuple(r["message_ids"]))
+            for r in query.to_arrow().to_pylist()
+        ]
+
+    def counts(self) -> tuple[int, int, int]:
+        return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
+
+    def column_counts(self, column: str) -> dict[str, int]:
+        table = self.conversations.search().select([column]).limit(None).to_arrow()
+        out: dict[str, int] = {}
+        for value in table.column(column).to_pylist():
+            if value is not None:
+                out[value] = out.get(value, 0) + 1
+        return out
+
+    # ---- writes (callers hold the write lock) ------------------------------------------------
+
+    def write_conversations(self, conversations: Sequence[Conversation]) -> None:
+        rows = [
+            {
+                "id": c.id,
+                "source": c.source,
+                "title": c.title,
+                "created_at": naive_utc(c.created_at),
+                "updated_at": naive_utc(c.updated_at),
+                "project": c.project,
+                "url": c.url,
+                "message_count": len(c.messages),
+                "version": c.fingerprint(),
+                "messages_json": _messages_to_json(c.messages),
+            }
+            for c in conversations
+        ]
+        table = pa.Table.from_pylist(rows, schema=_conversation_schema())
+        self.conversations.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+
+    def replace_derived(
+        self, conversations: Sequence[Conversation], chunks: Sequence[Chunk], vectors: Vectors
+    ) -> None:
+        """Atomically (per table) replace the messages and chunks of these conversations."""
+        ids = [c.id for c in conversations]
+        scope = sql_in("conversation_id", ids)
+        versions = {c.id: c.fingerprint() for c in conversations}
+        message_rows = [
+            {
+                "key": f"{c.id}\x1f{m.id}",
+                "conversation_id": c.id,
+                "id": m.id,
+                "position": m.index,
+                "role": m.role,
+                "text": m.text,
+                "created_at": naive_utc(m.created_at),
+                "version": versions[c.id],
+            }
+            for c in conversations
+            for m in c.messages
+        ]
+        by_id = {c.id: c for c in conversations}
+        chunk_rows = [
+            {
+                "id": ch.id,
+                "conversation_id": ch.conversation_id,
+                "kind": ch.kind,
+                "first_index": ch.first_index,
+                "last_index": ch.last_index,
+                "message_ids": list(ch.message_ids),
+                "text": ch.text,
+                "embed_key": ch.embed_key,
+                "vector": vectors[i],
+                "source": by_id[ch.conversation_id].source,
+                "project": by_id[ch.conversation_id].project,
+                "updated_at": naive_utc(by_id[ch.conversation_id].updated_at),
+                "version": versions[ch.conversation_id],
+            }
+            for i, ch in enumerate(chunks)
+        ]
+        self._replace(self.messages, "key", pa.Table.from_pylist(message_rows, schema=_message_schema()), scope)
+        chunk_table = pa.Table.from_pylist(chunk_rows, schema=_chunk_schema(self.dim))
+        self._replace(self.chunks, "id", chunk_table, scope)
+
+    @staticmethod
+    def _replace(table: Any, key: str, rows: pa.Table, scope: str) -> None:
+        if rows.num_rows == 0:
+            table.delete(scope)
+            return
+        (
+            table.merge_insert(key)
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(scope)
+            .execute(rows)
+        )
+
+    def delete(self, ids: Iterable[str]) -> None:
+        id_list = list(ids)
+        if not id_list:
+            return
+        self.conversations.delete(sql_in("id", id_list))
+        self.messages.delete(sql_in("conversation_id", id_list))
+        self.chunks.delete(sql_in("conversation_id", id_list))
+
+    def derived_versions(self, ids: Sequence[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """Which conversation versions the messages and chunks of these ids were built from."""
+        result: list[dict[str, set[str]]] = []
+        for table in (self.messages, self.chunks):
+            found: dict[str, set[str]] = {}
+            query = table.search().where(sql_in("conversation_id", list(ids))).select(["conversation_id", "version"])
+            for row in query.limit(None).to_arrow().to_pylist():
+                found.setdefault(row["conversation_id"], set()).add(row["version"])
+            result.append(found)
+        return result[0], result[1]
+
+    def optimize(self) -> None:
+        for table in (self.conversations, self.messages, self.chunks):
+            try:
+                table.optimize()
+            except Exception as exc:  # compaction is housekeeping; a failure must not fail an import
+                log.warning("could not compact %s: %s", table.name, exc)
+
+    def disk_bytes(self) -> int:
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())

@@ -1,0 +1,84 @@
+"""Query analysis: turn whatever the model (or a user) typed into safe, useful input for both legs.
+
+No user text reaches a query parser: the keyword leg gets analysed tokens that are built into query
+objects, and the vector leg gets plain text, trimmed to what the model can read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tantivy
+
+MAX_QUERY_CHARS = 1000
+MAX_KEYWORD_TERMS = 32
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just let me more most
+    my myself no nor not now of off on once only or other our ours ourselves out over own same she should
+    so some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would you your yours
+    yourself yourselves also get got how's i'm i've it's that's what's we're we've you're you've""".split()
+)
+
+# Words that talk about the chat rather than its content: useless for matching, harmful for BM25.
+META_WORDS = frozenset(
+    """chat chats conversation conversations discuss discussed discussing discussion talk talked talking
+    said say mentioned mention remember recall earlier previously previous last time times ago yesterday
+    today week weeks month months year recently recent past before told tell asked ask thread session
+    we us our did again something anything thing things""".split()
+)
+
+_IDENTIFIER = re.compile(r"\b[\w]+(?:[-_.:/]+[\w]+)+\b")
+
+_ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(40))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
+_PLAIN = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(40))
+    .filter(tantivy.Filter.lowercase())
+    .build()
+)
+
+
+def stem_tokens(text: str) -> list[str]:
+    """The tokens the `en_stem` tokenizer would index for this text."""
+    return list(_ANALYZER.analyze(text))
+
+
+@dataclass(frozen=True)
+class AnalysedQuery:
+    text: str  # for the vector leg
+    terms: tuple[str, ...]  # stemmed, de-duplicated, for the keyword leg
+    phrases: tuple[tuple[str, ...], ...]  # identifiers like payment-service, as stemmed token sequences
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.text
+
+
+def analyse(query: str) -> AnalysedQuery:
+    text = " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS]
+    words = list(_PLAIN.analyze(text))
+    content = [w for w in words if w not in STOPWORDS and w not in META_WORDS]
+    if not content:  # a query of only meta words still searches with what it has
+        content = [w for w in words if w not in STOPWORDS] or words
+    terms: list[str] = []
+    for word in content:
+        for term in stem_tokens(word):
+            if term not in terms:
+                terms.append(term)
+    phrases = []
+    for match in _IDENTIFIER.finditer(text):
+        tokens = tuple(stem_tokens(match.group(0)))
+        if 1 < len(tokens) <= 8 and tokens not in phrases:
+            phrases.append(tokens)
+    return AnalysedQuery(text=text, terms=tuple(terms[:MAX_KEYWORD_TERMS]), phrases=tuple(phrases[:8]))

@@ -1,0 +1,143 @@
+"""Hybrid search: both legs under the same filters, fused with RRF, grouped by chat, expanded to context."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from storage.embedder import Embedder
+from storage.filters import Filters
+from storage.fusion import rrf
+from storage.keyword_index import KeywordIndex
+from storage.lance_store import ConversationMeta, LanceStore, UnitHit
+from storage.models import Message
+from storage.query import analyse
+from storage.results import ChatHit, Match, SearchMode, SearchResult, ShownMessage
+
+log = logging.getLogger(__name__)
+
+LEG_DEPTH = 100  # candidates each leg contributes to the fusion
+MATCHES_PER_CHAT = 3
+CONTEXT_BEFORE = 1
+CONTEXT_AFTER = 1
+
+
+@dataclass(frozen=True)
+class RankedUnit:
+    """A retrieval unit in fused rank order (before grouping by chat)."""
+
+    chunk_id: str
+    conversation_id: str
+    first_index: int
+    last_index: int
+    message_ids: tuple[str, ...]
+    score: float
+
+
+def chat_hit(meta: ConversationMeta, matches: list[Match] | None = None) -> ChatHit:
+    return ChatHit(
+        uri=meta.id,
+        title=meta.title,
+        url=meta.url,
+        source=meta.source,
+        project=meta.project,
+        created_at=meta.created_at,
+        updated_at=meta.updated_at,
+        message_count=meta.message_count,
+        matches=matches or [],
+    )
+
+
+def shown(message: Message, matched: set[str]) -> ShownMessage:
+    return ShownMessage(
+        id=message.id,
+        index=message.index,
+        role=message.role,
+        text=message.text,
+        created_at=message.created_at,
+        matched=message.id in matched,
+    )
+
+
+class SearchEngine:
+    def __init__(self, store: LanceStore, keywords: KeywordIndex, embedder: Embedder | None):
+        self.store = store
+        self.keywords = keywords
+        self.embedder = embedder
+
+    def effective_mode(self, mode: SearchMode) -> tuple[SearchMode, list[str]]:
+        if self.embedder is None and mode != "keyword":
+            return "keyword", ["keyword-only results: the embedding model could not be loaded"]
+        return mode, []
+
+    def search_units(
+        self, query: str, *, limit: int = 50, mode: SearchMode = "hybrid", filters: Filters = Filters()
+    ) -> list[RankedUnit]:
+        mode, _ = self.effective_mode(mode)
+        analysed = analyse(query)
+        if analysed.is_empty:
+            return []
+        depth = max(limit, LEG_DEPTH)
+        legs: list[list[UnitHit]] = []
+        if mode in ("hybrid", "keyword"):
+            legs.append(self.keywords.search(analysed, depth, filters))
+        if mode in ("hybrid", "vector") and self.embedder is not None:
+            vector = self.embedder.embed_query(analysed.text)
+            legs.append(self.store.vector_search(vector, depth, filters))
+        units = {hit.chunk_id: hit for leg in legs for hit in leg}
+        fused = rrf([[hit.chunk_id for hit in leg] for leg in legs])
+        return [
+            RankedUnit(
+                chunk_id=cid,
+                conversation_id=units[cid].conversation_id,
+                first_index=units[cid].first_index,
+                last_index=units[cid].last_index,
+                message_ids=units[cid].message_ids,
+                score=score,
+            )
+            for cid, score in fused[:limit]
+        ]
+
+    def search(
+        self, query: str, *, max_results: int, mode: SearchMode = "hybrid", filters: Filters = Filters()
+    ) -> SearchResult:
+        used_mode, notes = self.effective_mode(mode)
+        units = self.search_units(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters)
+        by_chat: dict[str, list[RankedUnit]] = {}
+        for unit in units:
+            by_chat.setdefault(unit.conversation_id, []).append(unit)
+        chosen = list(by_chat)[:max_results]
+        metas = self.store.metas(chosen)
+        chats = []
+        for cid in chosen:
+            if cid in metas:  # a chat deleted between the two reads is simply left out
+                chats.append(chat_hit(metas[cid], self._matches(metas[cid], by_chat[cid])))
+        return SearchResult(query=query, mode=used_mode, chats=chats, notes=notes)
+
+    def _matches(self, meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[Match]:
+        """The chat's best units, each widened to its neighbours; overlapping windows merge."""
+        windows: list[tuple[int, int, list[str]]] = []
+        for unit in units:
+            first = max(0, unit.first_index - CONTEXT_BEFORE)
+            last = min(meta.message_count - 1, unit.last_index + CONTEXT_AFTER)
+            for i, (w_first, w_last, ids) in enumerate(windows):
+                if first <= w_last + 1 and last >= w_first - 1:
+                    merged = ids + [m for m in unit.message_ids if m not in ids]
+                    windows[i] = (min(first, w_first), max(last, w_last), merged)
+                    break
+            else:
+                if len(windows) < MATCHES_PER_CHAT:
+                    windows.append((first, last, list(unit.message_ids)))
+        if not windows:
+            return []
+        low = min(w[0] for w in windows)
+        high = max(w[1] for w in windows)
+        messages = {m.index: m for m in self.store.message_range(meta.id, low, high)}
+        matches = []
+        for first, last, ids in windows:
+            matched = set(ids)
+            rows = [shown(messages[i], matched) for i in range(first, last + 1) if i in messages]
+            if rows:
+                matches.append(Match(message_ids=ids, first_index=first, last_index=last, messages=rows))
+        return matches

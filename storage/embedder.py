@@ -1,4 +1,4 @@
-"""Text embeddings behind a small protocol: the real fastembed model, or a tiny deterministic one for tests."""
+"""Text embeddings behind a small protocol: the real fastembed model, or a small deterministic one for tests."""
 
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ class Embedder(Protocol):
 def _normalise(matrix: Vectors) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (matrix / norms).astype(np.float32)
+    normalised: Vectors = (matrix / norms).astype(np.float32)
+    return normalised
 
 
 class FastEmbedder:
@@ -83,7 +84,8 @@ class FastEmbedder:
     def embed_query(self, text: str) -> Vectors:
         with self._lock:
             row = next(iter(self._model.query_embed(text)))
-        return _normalise(np.asarray([row], dtype=np.float32))[0]
+        vector: Vectors = _normalise(np.asarray([row], dtype=np.float32))[0]
+        return vector
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -121,4 +123,5 @@ class HashEmbedder:
         return _normalise(np.stack([self._vector(t) for t in texts]))
 
     def embed_query(self, text: str) -> Vectors:
-        return _normalise(self._vector(text)[None, :])[0]
+        vector: Vectors = _normalise(self._vector(text)[None, :])[0]
+        return vector

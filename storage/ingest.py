@@ -166,7 +166,7 @@ class Ingestor:
 
     def rebuild_keywords(self) -> None:
         """Recreate the keyword index from the chunks table (it is derived and may be lost or stale)."""
-        titles = {c_id: title for c_id, title in self._titles()}
+        titles = dict(self._titles())
         self.keywords.clear()
         self.keywords.replace([], self.store.chunk_rows(), titles)
 

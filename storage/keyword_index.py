@@ -77,7 +77,9 @@ class KeywordIndex:
             title = Q.term_query(self.schema, "title", term)
             should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST)))
         for phrase in query.phrases:
-            should.append((Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST)))
+            should.append(
+                (Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST))
+            )
         clauses: list[tuple[Any, Any]] = [(Occur.Must, Q.boolean_query(should))]
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self._searcher()

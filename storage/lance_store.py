@@ -24,7 +24,7 @@ from storage.filters import Filters, sql_in, sql_string
 from storage.models import Conversation, Message, naive_utc
 
 os.environ.setdefault("LANCEDB_LOG", "error")
-import lancedb  # noqa: E402  (after quieting its Rust logging)
+import lancedb
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,17 @@ class ConversationMeta:
     version: str
 
 
-META_COLUMNS = ["id", "source", "title", "created_at", "updated_at", "project", "url", "message_count", "version"]
+META_COLUMNS = [
+    "id",
+    "source",
+    "title",
+    "created_at",
+    "updated_at",
+    "project",
+    "url",
+    "message_count",
+    "version",
+]
 
 
 def _meta(row: dict[str, Any]) -> ConversationMeta:
@@ -190,13 +200,7 @@ class LanceStore:
         return {row["id"]: _meta(row) for row in query.limit(None).to_arrow().to_pylist()}
 
     def conversation(self, conversation_id: str) -> Conversation | None:
-        rows = (
-            self.conversations.search()
-            .where(f"id = {sql_string(conversation_id)}")
-            .limit(1)
-            .to_arrow()
-            .to_pylist()
-        )
+        rows = self.conversations.search().where(f"id = {sql_string(conversation_id)}").limit(1).to_arrow().to_pylist()
         return self._to_conversation(rows[0]) if rows else None
 
     @staticmethod
@@ -235,11 +239,19 @@ class LanceStore:
         return list(zip(table.column("updated_at").to_pylist(), table.column("id").to_pylist(), strict=True))
 
     def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
-        where = f"conversation_id = {sql_string(conversation_id)} AND position >= {int(first)} AND position <= {int(last)}"
+        where = (
+            f"conversation_id = {sql_string(conversation_id)} AND position >= {int(first)} AND position <= {int(last)}"
+        )
         rows = self.messages.search().where(where).limit(None).to_arrow().to_pylist()
         rows.sort(key=lambda r: r["position"])
         return [
-            Message(id=r["id"], index=r["position"], role=r["role"], text=r["text"], created_at=aware(r["created_at"]))
+            Message(
+                id=r["id"],
+                index=r["position"],
+                role=r["role"],
+                text=r["text"],
+                created_at=aware(r["created_at"]),
+            )
             for r in rows
         ]
 
@@ -306,9 +318,7 @@ class LanceStore:
         table = pa.Table.from_pylist(rows, schema=_conversation_schema())
         self.conversations.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
 
-    def replace_derived(
-        self, conversations: Sequence[Conversation], chunks: Sequence[Chunk], vectors: Vectors
-    ) -> None:
+    def replace_derived(self, conversations: Sequence[Conversation], chunks: Sequence[Chunk], vectors: Vectors) -> None:
         """Atomically (per table) replace the messages and chunks of these conversations."""
         ids = [c.id for c in conversations]
         scope = sql_in("conversation_id", ids)

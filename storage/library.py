@@ -18,7 +18,7 @@ from typing import Literal
 
 from storage.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder
 from storage.filters import Filters, sql_in, sql_string
-from storage.ingest import IngestProgress, IngestStats, Ingestor
+from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore
 from storage.locks import StoreBusy, WriteLock
@@ -61,7 +61,8 @@ class Library:
         self.embedder = embedder
         self.load_error = load_error
         self.lock = WriteLock(home)
-        dim = embedder.dim if embedder is not None else self._stored_meta().get("dim", 384)
+        stored_dim = self._stored_meta().get("dim", 384)
+        dim = embedder.dim if embedder is not None else (stored_dim if isinstance(stored_dim, int) else 384)
         self.store = LanceStore(home / "lancedb", dim)
         self.keywords = KeywordIndex(home / "keyword")
         self.engine = SearchEngine(self.store, self.keywords, embedder)
@@ -293,7 +294,7 @@ class Library:
         )
 
     def is_empty(self) -> bool:
-        return self.store.conversations.count_rows() == 0
+        return int(self.store.conversations.count_rows()) == 0
 
     def close(self) -> None:
         """Nothing to flush (every write commits); kept so callers can treat the library as a resource."""

@@ -21,6 +21,7 @@ LEG_DEPTH = 100  # candidates each leg contributes to the fusion
 MATCHES_PER_CHAT = 3
 CONTEXT_BEFORE = 1
 CONTEXT_AFTER = 1
+NO_FILTERS = Filters()
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class SearchEngine:
         return mode, []
 
     def search_units(
-        self, query: str, *, limit: int = 50, mode: SearchMode = "hybrid", filters: Filters = Filters()
+        self, query: str, *, limit: int = 50, mode: SearchMode = "hybrid", filters: Filters = NO_FILTERS
     ) -> list[RankedUnit]:
         mode, _ = self.effective_mode(mode)
         analysed = analyse(query)
@@ -100,7 +101,7 @@ class SearchEngine:
         ]
 
     def search(
-        self, query: str, *, max_results: int, mode: SearchMode = "hybrid", filters: Filters = Filters()
+        self, query: str, *, max_results: int, mode: SearchMode = "hybrid", filters: Filters = NO_FILTERS
     ) -> SearchResult:
         used_mode, notes = self.effective_mode(mode)
         units = self.search_units(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters)

@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from storage.embedder import HashEmbedder
+from storage.library import Library, NotFound
+from tests.storage.helpers import BASE, conversation
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Library:
+    return Library.open(tmp_path / "store", embedder=HashEmbedder())
+
+
+def chat_ids(result: object) -> list[str]:
+    return [chat.uri for chat in result.chats]  # type: ignore[attr-defined]
+
+
+CHATS = [
+    conversation(
+        "nginx", ["How do I put nginx in front of Jellyfin?", "Use proxy_pass to port 8096."], project="homelab"
+    ),
+    conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."], day=1),
+    conversation("bug", ["TypeError: can only concatenate str", "Convert with str() first."], project="work", day=2),
+]
+
+
+def test_reimporting_the_same_conversations_adds_no_duplicates(library: Library) -> None:
+    first = library.import_conversations(CHATS)
+    second = library.import_conversations(CHATS)
+    assert (first.new, first.unchanged) == (3, 0)
+    assert (second.new, second.updated, second.unchanged) == (0, 0, 3)
+    stats = library.stats()
+    assert (stats.conversations, stats.messages, stats.chunks) == (3, 6, 6)
+    assert library.keywords.doc_count() == 6
+
+
+def test_a_grown_conversation_is_updated_and_only_new_text_is_embedded(library: Library) -> None:
+    library.import_conversations(CHATS)
+    grown = conversation(
+        "nginx",
+        ["How do I put nginx in front of Jellyfin?", "Use proxy_pass to port 8096.", "And TLS?", "Use certbot."],
+        project="homelab",
+    )
+    stats = library.import_conversations([grown])
+    assert (stats.updated, stats.chunks_embedded, stats.chunks_reused) == (1, 2, 2)
+    assert library.get("nginx").messages[-1].text == "Use certbot."
+    assert library.stats().messages == 8
+    assert "nginx" in chat_ids(library.search("certbot TLS", max_results=1))
+
+
+def test_search_finds_by_keyword_and_filters_by_project_and_time(library: Library) -> None:
+    library.import_conversations(CHATS)
+    assert chat_ids(library.search("TypeError", max_results=1, mode="keyword")) == ["bug"]
+    assert chat_ids(library.search("jellyfin proxy", max_results=3, project="homelab")) == ["nginx"]
+    assert library.search("jellyfin proxy", max_results=3, project="nope").chats == []
+    after_first_day = BASE + timedelta(days=1)
+    found = chat_ids(library.search("sourdough TypeError nginx", max_results=5, after=after_first_day))
+    assert set(found) == {"bread", "bug"}
+    found = chat_ids(library.search("sourdough TypeError nginx", max_results=5, before=after_first_day))
+    assert found == ["nginx"]
+
+
+def test_a_match_names_the_matched_message_and_shows_its_neighbours(library: Library) -> None:
+    texts = [f"filler message number {i} about gardening" for i in range(20)]
+    texts[11] = "we settled on caddy with automatic https for the reverse proxy"
+    library.import_conversations([conversation("long", texts)])
+    result = library.search("caddy automatic https", max_results=1, mode="keyword")
+    match = result.chats[0].matches[0]
+    assert match.message_ids[0] == "long-m11"
+    assert (match.first_index, match.last_index) == (10, 12)
+    assert [m.index for m in match.messages] == [10, 11, 12]
+    assert [m.matched for m in match.messages] == [False, True, False]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', "&&", "foo AND", "title:(", "'; DROP TABLE conversations; --", "x" * 10_000, "你好 🎉 emoji", "   ", ""],
+)
+def test_hostile_queries_return_results_or_nothing_never_raise(library: Library, query: str) -> None:
+    library.import_conversations(CHATS)
+    result = library.search(query, max_results=5, project="it's")
+    assert result.chats == []
+    library.search(query, max_results=5)
+
+
+def test_deleting_removes_a_chat_from_search_recent_and_read(library: Library) -> None:
+    library.import_conversations(CHATS)
+    assert library.delete(["bug", "missing"]) == 1
+    assert "bug" not in chat_ids(library.search("TypeError", max_results=5))
+    assert "bug" not in chat_ids(library.recent(n=10))
+    with pytest.raises(NotFound):
+        library.read_chat("bug")
+    assert library.stats().chunks == library.keywords.doc_count() == 4
+
+
+def test_read_chat_pages_through_a_conversation_and_centres_on_a_message(library: Library) -> None:
+    library.import_conversations([conversation("long", [f"message {i}" for i in range(25)])])
+    page = library.read_chat("long", offset=0, limit=10)
+    assert [m.index for m in page.messages] == list(range(10))
+    assert page.next_offset == 10
+    last = library.read_chat("long", offset=20, limit=10)
+    assert last.next_offset is None and len(last.messages) == 5
+    around = library.read_chat("long", around="long-m17", limit=6)
+    assert [m.index for m in around.messages] == [14, 15, 16, 17, 18, 19]
+    assert [m.id for m in around.messages if m.matched] == ["long-m17"]
+    with pytest.raises(NotFound):
+        library.read_chat("long", around="nope")
+
+
+def walk(library: Library, order: str, n: int) -> list[str]:
+    seen: list[str] = []
+    bound: datetime | None = None
+    while True:
+        if order == "desc":
+            page = library.recent(n=n, sort_order="desc", before=bound)
+            bound = page.next_before
+        else:
+            page = library.recent(n=n, sort_order="asc", after=bound)
+            bound = page.next_after
+        seen += [c.uri for c in page.chats]
+        if bound is None:
+            return seen
+
+
+def test_recent_paging_walks_every_chat_once_in_both_orders_even_with_shared_times(library: Library) -> None:
+    shared = datetime(2025, 3, 1, tzinfo=UTC)
+    chats = [
+        conversation(f"c{i:03}", [f"topic {i}"], day=i % 40, updated=shared if 40 <= i < 47 else None)
+        for i in range(100)
+    ]
+    library.import_conversations(chats)
+    for n in (3, 7, 20):
+        newest_first = walk(library, "desc", n)
+        assert sorted(newest_first) == sorted(c.id for c in chats)
+        assert len(newest_first) == len(set(newest_first)) == 100
+        oldest_first = walk(library, "asc", n)
+        assert len(oldest_first) == len(set(oldest_first)) == 100
+    times = [c.updated_at for c in library.recent(n=20).chats]
+    assert times == sorted(times, reverse=True)
+
+
+def test_recent_honours_a_before_and_after_window(library: Library) -> None:
+    library.import_conversations([conversation(f"d{i}", [f"day {i}"], day=i) for i in range(10)])
+    page = library.recent(n=20, after=BASE + timedelta(days=2), before=BASE + timedelta(days=6))
+    assert [c.uri for c in page.chats] == ["d5", "d4", "d3", "d2"]
+    assert page.next_before is None
+
+
+def test_keyword_only_search_still_answers_when_the_model_cannot_load(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    Library.open(home, embedder=HashEmbedder()).import_conversations(CHATS)
+    degraded = Library.open(home, model_name="no-such/model", cache_dir=tmp_path / "empty-cache")
+    result = degraded.search("sourdough", max_results=3)
+    assert result.mode == "keyword"
+    assert chat_ids(result)[0] == "bread"
+    assert any("embedding model" in note for note in result.notes)
+
+
+def test_a_lost_keyword_index_is_rebuilt_on_open(tmp_path: Path) -> None:
+    import shutil
+
+    home = tmp_path / "store"
+    Library.open(home, embedder=HashEmbedder()).import_conversations(CHATS)
+    shutil.rmtree(home / "keyword")
+    reopened = Library.open(home, embedder=HashEmbedder())
+    assert reopened.keywords.doc_count() == 6
+    assert chat_ids(reopened.search("TypeError", max_results=1, mode="keyword")) == ["bug"]
+
+
+def test_changing_the_model_re_embeds_instead_of_mixing_vector_spaces(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    Library.open(home, embedder=HashEmbedder(64)).import_conversations(CHATS)
+    reopened = Library.open(home, embedder=HashEmbedder(32))
+    assert reopened.store.chunk_dim() == 32
+    assert reopened.stats().chunks == 6
+    assert chat_ids(reopened.search("sourdough starter", max_results=1, mode="vector")) == ["bread"]

@@ -103,7 +103,8 @@ def test_read_chat_pages_through_a_conversation_and_centres_on_a_message(library
     assert [m.index for m in page.messages] == list(range(10))
     assert page.next_offset == 10
     last = library.read_chat("long", offset=20, limit=10)
-    assert last.next_offset is None and len(last.messages) == 5
+    assert last.next_offset is None
+    assert len(last.messages) == 5
     around = library.read_chat("long", around="long-m17", limit=6)
     assert [m.index for m in around.messages] == [14, 15, 16, 17, 18, 19]
     assert [m.id for m in around.messages if m.matched] == ["long-m17"]

@@ -137,7 +137,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
         elif isinstance(document, dict) and "messages" in document:
             items = [document]
         else:
-            raise SourceError(f"{path.name}: expected {{\"conversations\": [...]}} or JSON Lines")
+            raise SourceError(f'{path.name}: expected {{"conversations": [...]}} or JSON Lines')
         for i, item in enumerate(items):
             yield f"{path.name}, conversation #{i + 1}", item
         return
@@ -152,7 +152,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
 
 class PlainImporter:
     name = "plain"
-    description = "pastchats plain JSON ({\"conversations\": [...]}) or JSON Lines"
+    description = 'pastchats plain JSON ({"conversations": [...]}) or JSON Lines'
 
     def detect(self, path: Path) -> bool:
         if not path.is_file() or path.suffix.lower() not in {".json", ".jsonl", ".ndjson"}:
@@ -162,7 +162,7 @@ class PlainImporter:
                 head = handle.read(4096).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
         except OSError:
             return False
-        if head.startswith('{"conversations"') or head.startswith('{ "conversations"'):
+        if head.startswith(('{"conversations"', '{ "conversations"')):
             return True
         first_line = head.split("\n", 1)[0]
         return first_line.startswith("{") and '"messages"' in head and '"role"' in head and '"mapping"' not in head

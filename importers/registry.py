@@ -5,12 +5,29 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from importers._common import has_opt_out
+from importers.aider import AiderImporter
 from importers.base import Importer, ImportReport, SourceError
+from importers.chatgpt import ChatGPTImporter
+from importers.claude import ClaudeImporter
+from importers.claude_code import ClaudeCodeImporter
+from importers.codex import CodexImporter
+from importers.cursor import CursorImporter
+from importers.gemini import GeminiImporter
 from importers.plain import PlainImporter
 from storage.models import Conversation
 
 # Order matters for detection: specific formats first, the lenient plain format last.
-IMPORTERS: list[Importer] = [PlainImporter()]
+IMPORTERS: list[Importer] = [
+    ClaudeImporter(),
+    ChatGPTImporter(),
+    ClaudeCodeImporter(),
+    CodexImporter(),
+    GeminiImporter(),
+    CursorImporter(),
+    AiderImporter(),
+    PlainImporter(),
+]
 
 
 def names() -> list[str]:
@@ -30,13 +47,23 @@ def detect(path: Path) -> Importer:
     for importer in IMPORTERS:
         if importer.detect(path):
             return importer
-    raise SourceError(
-        f"cannot tell what kind of chat history {path} is; pass --format (one of: {', '.join(names())})"
-    )
+    raise SourceError(f"cannot tell what kind of chat history {path} is; pass --format (one of: {', '.join(names())})")
 
 
 def read(path: Path, format: str | None = None) -> tuple[Iterator[Conversation], ImportReport]:
-    """Open a source. The iterator streams conversations; the report fills in as it is consumed."""
+    """Open a source. The iterator streams conversations; the report fills in as it is consumed.
+
+    Conversations holding the opt-out marker line are left out here, for every format.
+    """
     importer = get(format) if format else detect(path)
     report = ImportReport(path=path, format=importer.name)
-    return importer.read(path, report), report
+    return without_opted_out(importer.read(path, report), report), report
+
+
+def without_opted_out(conversations: Iterator[Conversation], report: ImportReport) -> Iterator[Conversation]:
+    """Drop every conversation with the opt-out marker line in any message, saying so in the report."""
+    for conversation in conversations:
+        if has_opt_out(conversation):
+            report.skip(conversation.id, "opt-out marker")
+            continue
+        yield conversation

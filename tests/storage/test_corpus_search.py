@@ -157,5 +157,5 @@ def test_a_long_chat_shows_the_stretch_that_matched_not_its_start(library: Libra
     assert first.last_index - first.first_index < 12, f"the match shows too much of the chat: {stretch}"
     shown = {m.index for m in first.messages}
     assert shown & set(NEEDLE_STRETCH), f"the match misses the nginx stretch 20-27: {stretch}"
-    matched = [int(message_id.rsplit("-m", 1)[1]) for message_id in first.message_ids]
-    assert all(index in NEEDLE_STRETCH for index in matched), f"matched outside the stretch: {stretch}"
+    best = int(first.message_ids[0].rsplit("-m", 1)[1])
+    assert best in NEEDLE_STRETCH, f"the best matched message is outside the stretch: {stretch}"

@@ -1,0 +1,254 @@
+"""Helpers every importer shares: lenient values, times, tool summaries, the opt-out check, assembling models.
+
+Sources are written by other programs and change shape between versions, so everything here takes
+`object` and answers with a safe default instead of raising.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from importers.base import ImportReport
+from storage.models import Conversation, Message, Role
+
+OPT_OUT_MARKER = "pastchats: do-not-index"
+_OPT_OUT_LINE = re.compile(r"^[ \t>#*-]*pastchats:[ \t]*do-not-index[ \t.]*$", re.MULTILINE | re.IGNORECASE)
+
+# Errors that a malformed record can raise while being converted; caught per conversation so one
+# bad record never ends an import. Anything else is a bug and propagates.
+RECORD_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
+
+
+class Unusable(Exception):
+    """This conversation cannot be imported; the message is the reason given in the report."""
+
+
+# --- lenient values ---------------------------------------------------------------------------
+
+
+def as_str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_id(value: object) -> str:
+    """A source id as text: strings as they are, integers converted, anything else empty."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+# --- times ------------------------------------------------------------------------------------
+
+
+def parse_time(value: object) -> datetime | None:
+    """An aware UTC datetime from epoch seconds or milliseconds (number or numeric string) or ISO 8601.
+
+    Naive ISO values are taken to be UTC. Anything unparseable is None.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        seconds = float(value)
+        if not math.isfinite(seconds) or seconds <= 0:
+            return None
+        while seconds > 1e11:  # milliseconds or microseconds since the epoch
+            seconds /= 1000
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            return parse_time(float(text))
+        except ValueError:
+            pass
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return None
+
+
+def expand_home(value: str, home: Path) -> Path:
+    """A configured path with a leading `~` resolved against `home` (not the process environment)."""
+    value = value.strip()
+    if value == "~" or value.startswith(("~/", "~\\")):
+        return home / value[2:]
+    return Path(value)
+
+
+# --- text -------------------------------------------------------------------------------------
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    """One line, whitespace collapsed, cut to `limit` characters with an ellipsis."""
+    line = " ".join(text[: limit * 4].split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+_TOOL_ARG_KEYS = (
+    "command",
+    "cmd",
+    "pattern",
+    "query",
+    "file_path",
+    "target_file",
+    "path",
+    "url",
+    "prompt",
+    "description",
+)
+
+
+def summarise_tool_call(name: str, arguments: object) -> str:
+    """`[tool Bash: git status]`: the tool and its most telling argument, never the whole input."""
+    if isinstance(arguments, str):
+        with contextlib.suppress(ValueError):
+            arguments = json.loads(arguments)
+    detail = ""
+    if isinstance(arguments, dict):
+        for key in _TOOL_ARG_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, list):
+                value = " ".join(str(part) for part in value)
+            if isinstance(value, str) and value.strip():
+                detail = value
+                break
+        else:
+            detail = json.dumps(arguments, ensure_ascii=False, default=str)[:400] if arguments else ""
+    elif isinstance(arguments, str):
+        detail = arguments
+    name = shorten(name or "unknown", 60)
+    return f"[tool {name}: {shorten(detail, 120)}]" if detail.strip() else f"[tool {name}]"
+
+
+def summarise_tool_result(text: str, limit: int = 300, *, error: bool = False) -> str:
+    label = "tool error" if error else "tool result"
+    return f"[{label}: {shorten(text, limit)}]" if text.strip() else f"[{label}: (empty)]"
+
+
+def clean_text(text: str) -> str:
+    """Text that encodes as UTF-8: lone surrogates (from `\\ud800` escapes in JSON) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def has_opt_out(conversation: Conversation) -> bool:
+    """Whether any message holds a line `pastchats: do-not-index` (the privacy opt-out marker)."""
+    for message in conversation.messages:
+        if "do-not-index" in message.text.lower() and _OPT_OUT_LINE.search(message.text):
+            return True
+    return False
+
+
+# --- assembling models ------------------------------------------------------------------------
+
+
+@dataclass
+class Turn:
+    """A message before it gets its index: `key` is the source's own id for it, if any."""
+
+    key: str
+    role: Role
+    text: str
+    created_at: datetime | None = None
+
+
+def build_conversation(
+    *,
+    id: str,
+    source: str,
+    turns: list[Turn],
+    report: ImportReport,
+    title: str = "",
+    created_at: datetime | None = None,
+    updated_at: datetime | None = None,
+    project: str | None = None,
+    url: str | None = None,
+    fallback_time: datetime | None = None,
+) -> Conversation:
+    """A valid Conversation from loose parts: drops empty turns, makes message ids unique, fills times.
+
+    Raises Unusable("no messages") when no user or assistant text is left.
+    """
+    kept = [turn for turn in turns if turn.text.strip()]
+    if not any(turn.role in {"user", "assistant"} for turn in kept):
+        raise Unusable("no messages")  # tool output or a system prompt alone is not a conversation
+    messages: list[Message] = []
+    seen: set[str] = set()
+    for index, turn in enumerate(kept):
+        key = turn.key or f"{id}#{index}"
+        unique, n = key, 1
+        while unique in seen:
+            n += 1
+            unique = f"{key}~{n}"
+        seen.add(unique)
+        text = clean_text(turn.text)
+        messages.append(Message(id=unique, index=index, role=turn.role, text=text, created_at=turn.created_at))
+    times = [m.created_at for m in messages if m.created_at is not None]
+    created = created_at or (min(times) if times else None) or updated_at
+    updated = updated_at or (max(times) if times else None) or created
+    if created is None or updated is None:
+        report.note("some conversations had no times; the source file's modification time was used")
+        created = created or fallback_time or datetime.now(UTC)
+        updated = updated or created
+    if times and max(times) > updated:
+        updated = max(times)
+    updated = max(updated, created)
+    title = " ".join(clean_text(title).split())
+    return Conversation(
+        id=id,
+        source=source,
+        title=shorten(title, 200) if title else _title_from(messages),
+        created_at=created,
+        updated_at=updated,
+        project=project or None,
+        url=url or None,
+        messages=messages,
+    )
+
+
+def _title_from(messages: list[Message]) -> str:
+    """The start of the first user message (only its head is looked at: messages can be huge)."""
+    for message in messages:
+        if message.role == "user" and message.text.strip():
+            return shorten(message.text, 80)
+    return "Untitled conversation"
+
+
+def count_unknown(counts: dict[str, int], kind: str) -> None:
+    counts[kind] = counts.get(kind, 0) + 1
+
+
+def note_unknown(report: ImportReport, counts: Mapping[str, int], what: str) -> None:
+    """One report note listing the unknown block/content types that were skipped, with counts."""
+    if counts:
+        listed = ", ".join(f"{kind} ×{n}" for kind, n in sorted(counts.items()))
+        report.note(f"skipped unknown {what}: {listed}")

@@ -1,0 +1,215 @@
+"""ChatGPT data exports: the zip, the unzipped folder, `conversations.json`, or the sharded
+`conversations-000.json …` of newer exports.
+
+A conversation is a tree (every regenerated answer is a branch); what the user saw is the path from
+`current_node` up through `parent`, reversed, and only that path is imported. Hidden messages
+(custom instructions, memory, empty system prompts) and reasoning (`thoughts`, `reasoning_recap`)
+are skipped on purpose; tool output is shortened to one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from importers._bundle import BrokenJson, Bundle, iter_json_array, open_bundle
+from importers._common import (
+    RECORD_ERRORS,
+    Turn,
+    Unusable,
+    as_dict,
+    as_id,
+    as_list,
+    as_str,
+    build_conversation,
+    count_unknown,
+    note_unknown,
+    parse_time,
+    shorten,
+    summarise_tool_result,
+)
+from importers._files import file_time
+from importers.base import ImportReport, SourceError
+from storage.models import Conversation, Role
+
+_SHARD = re.compile(r"^conversations(-\d+)?\.json$")
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
+_SILENT_CONTENT = {"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"}
+
+
+def looks_like_chatgpt(head: str) -> bool:
+    return '"mapping"' in head and ('"current_node"' in head or '"create_time"' in head)
+
+
+class ChatGPTImporter:
+    name = "chatgpt"
+    description = "ChatGPT data export (zip, folder, conversations.json or conversations-NNN.json shards)"
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file() and path.suffix.lower() not in {".zip", ".json"}:
+            return False
+        bundle = open_bundle(path)
+        if bundle is None:
+            return False
+        members = _members(bundle)
+        if not members:
+            return False
+        head = bundle.head(members[0])
+        if looks_like_chatgpt(head):
+            return True
+        return head.strip() in {"", "[]"} and (bundle.has("export_manifest.json") or bundle.has("user.json"))
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
+        report.format = self.name
+        bundle = Bundle(path)
+        members = _members(bundle)
+        if not members:
+            raise SourceError(f"{path.name} holds no conversations.json; is it a ChatGPT export?")
+        fallback = file_time(path)
+        unknown: dict[str, int] = {}
+        seen, problems = 0, []
+        for member in members:
+            try:
+                for number, raw in enumerate(iter_json_array(bundle.read_text(member)), start=1):
+                    seen += 1
+                    where = f"{member}, conversation #{number}"
+                    source_id = (
+                        as_id(raw.get("conversation_id")) or as_id(raw.get("id")) if isinstance(raw, dict) else ""
+                    )
+                    where += f" ({source_id})" if source_id else ""
+                    try:
+                        yield _convert(raw, report, unknown, fallback)
+                    except Unusable as exc:
+                        report.skip(where, str(exc))
+                    except RECORD_ERRORS as exc:
+                        report.skip(where, f"malformed conversation: {exc}")
+            except (BrokenJson, SourceError) as exc:
+                problems.append(f"{member}: {exc}")
+                report.skip(member, f"{exc}; the conversations before it were imported")
+        if seen == 0:
+            raise SourceError("; ".join(problems) or f"{path.name} holds no conversations")
+        note_unknown(report, unknown, "ChatGPT content types")
+
+
+def _members(bundle: Bundle) -> list[str]:
+    shards = [name for name in bundle.names() if _SHARD.match(name)]
+    if shards:
+        return sorted(shards)
+    if bundle.kind == "file" and bundle.path.suffix.lower() == ".json":
+        return [bundle.path.name]
+    return []
+
+
+def _convert(raw: object, report: ImportReport, unknown: dict[str, int], fallback: datetime) -> Conversation:
+    if not isinstance(raw, dict):
+        raise Unusable(f"expected a conversation object, got {type(raw).__name__}")
+    conversation_id = as_id(raw.get("conversation_id")) or as_id(raw.get("id"))
+    if not conversation_id:
+        raise Unusable("no id")
+    mapping = as_dict(raw.get("mapping"))
+    turns = []
+    for node_id in _visible_path(mapping, as_id(raw.get("current_node")), report):
+        turn = _turn(node_id, as_dict(as_dict(mapping[node_id]).get("message")), unknown)
+        if turn is not None:
+            turns.append(turn)
+    return build_conversation(
+        id=f"chatgpt:{conversation_id}",
+        source="chatgpt",
+        turns=turns,
+        report=report,
+        title=as_str(raw.get("title")),
+        created_at=parse_time(raw.get("create_time")),
+        updated_at=parse_time(raw.get("update_time")),
+        project=_project_of(raw),
+        url=f"https://chatgpt.com/c/{conversation_id}",
+        fallback_time=fallback,
+    )
+
+
+def _visible_path(mapping: dict[str, Any], current: str, report: ImportReport) -> list[str]:
+    """Node ids from the root to `current_node`. Without a usable current node, the newest leaf."""
+    if current not in mapping:
+        leaves = [key for key, node in mapping.items() if not as_list(as_dict(node).get("children"))]
+        if not leaves:
+            return []
+        report.note("some ChatGPT conversations had no current_node; their newest branch was used")
+        current = max(leaves, key=lambda key: _node_time(mapping[key]))
+    path: list[str] = []
+    node_id, seen = current, set()
+    while node_id in mapping and node_id not in seen:
+        seen.add(node_id)
+        path.append(node_id)
+        node_id = as_id(as_dict(mapping[node_id]).get("parent"))
+    path.reverse()
+    return path
+
+
+def _node_time(node: object) -> float:
+    moment = parse_time(as_dict(as_dict(node).get("message")).get("create_time"))
+    return moment.timestamp() if moment else 0.0
+
+
+def _turn(node_id: str, message: dict[str, Any], unknown: dict[str, int]) -> Turn | None:
+    if not message:
+        return None
+    metadata = as_dict(message.get("metadata"))
+    if metadata.get("is_visually_hidden_from_conversation") is True or metadata.get("is_user_system_message"):
+        return None
+    author = as_dict(message.get("author"))
+    role = _ROLES.get(as_str(author.get("role")))
+    if role is None:
+        count_unknown(unknown, f"author {as_str(author.get('role')) or '?'}")
+        return None
+    text = _content_text(as_dict(message.get("content")), unknown)
+    if role == "tool" and text:
+        name = as_str(author.get("name"))
+        text = f"[tool {name}] {shorten(text, 300)}" if name else summarise_tool_result(text)
+    return Turn(as_id(message.get("id")) or node_id, role, text, parse_time(message.get("create_time")))
+
+
+def _content_text(content: dict[str, Any], unknown: dict[str, int]) -> str:
+    kind = as_str(content.get("content_type"))
+    if kind in {"text", "multimodal_text"}:
+        return "\n".join(_part_text(part) for part in as_list(content.get("parts"))).strip()
+    if kind == "code":
+        return as_str(content.get("text"))
+    if kind == "execution_output":
+        return summarise_tool_result(as_str(content.get("text")))
+    if kind == "tether_quote":
+        title = as_str(content.get("title")) or as_str(content.get("domain"))
+        return f"[quote {shorten(title, 80)}] {shorten(as_str(content.get('text')), 300)}"
+    if kind == "tether_browsing_display":
+        return shorten(as_str(content.get("result")) or as_str(content.get("summary")), 300)
+    if kind == "system_error":
+        return f"[error: {shorten(as_str(content.get('text')), 200)}]"
+    if kind not in _SILENT_CONTENT:
+        count_unknown(unknown, kind or "missing content_type")
+    return ""
+
+
+def _part_text(part: object) -> str:
+    if isinstance(part, str):
+        return part
+    part = as_dict(part)
+    kind = as_str(part.get("content_type"))
+    if kind == "audio_transcription":
+        return as_str(part.get("text"))
+    if kind == "image_asset_pointer":
+        return "[image]"
+    if kind in {"audio_asset_pointer", "real_time_user_audio_video_asset_pointer"}:
+        return ""
+    return f"[{kind}]" if kind else ""
+
+
+def _project_of(raw: dict[str, Any]) -> str | None:
+    for key in ("project_name", "project_title"):
+        if as_str(raw.get(key)).strip():
+            return as_str(raw.get(key)).strip()
+    gizmo = as_str(raw.get("gizmo_id"))
+    # Projects are stored as gizmos of type "snorlax" (ids `g-p-…`); plain custom GPTs are not projects.
+    if gizmo and (raw.get("gizmo_type") == "snorlax" or gizmo.startswith("g-p-")):
+        return gizmo
+    return None

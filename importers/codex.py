@@ -1,0 +1,173 @@
+"""Codex CLI rollouts: `<codex home>/sessions/YYYY/MM/DD/rollout-*.jsonl` and `archived_sessions/`.
+
+Current files wrap every line as `{timestamp, type, payload}`; early ones had a bare metadata first
+line and bare response items. Messages come from `response_item`s of type `message` only
+(`event_msg` repeats them). Developer/system messages and the context Codex injects as user
+messages (`<environment_context>`, `<user_instructions>`, AGENTS.md) are left out; reasoning is
+skipped; tool calls and their output become one short line each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from importers._common import (
+    RECORD_ERRORS,
+    Turn,
+    Unusable,
+    as_dict,
+    as_id,
+    as_list,
+    as_str,
+    build_conversation,
+    count_unknown,
+    expand_home,
+    note_unknown,
+    parse_time,
+    summarise_tool_call,
+    summarise_tool_result,
+)
+from importers._files import any_file, file_time, iter_jsonl, read_head
+from importers.base import ImportReport, SourceError
+from storage.models import Conversation
+
+_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
+_CWD = re.compile(r"<cwd>\s*(.*?)\s*</cwd>", re.DOTALL)
+_UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", re.IGNORECASE)
+_SILENT_ITEMS = {"reasoning", "ghost_snapshot"}
+_TOOL_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
+_TOOL_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
+
+
+def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
+    """`$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions` (CODEX_HOME defaults to `~/.codex`)."""
+    configured = env.get("CODEX_HOME", "").strip()
+    codex_home = expand_home(configured, home) if configured else home / ".codex"
+    return [codex_home / "sessions", codex_home / "archived_sessions"]
+
+
+def looks_like_rollout(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    head = read_head(path, 8192)
+    first = head.split("\n", 1)[0]
+    if '"session_meta"' in first:
+        return True
+    # Early rollouts: a bare `{id, timestamp, instructions}` line, then bare response items.
+    return path.name.startswith("rollout-") and '"timestamp"' in first and '"sessionId"' not in first
+
+
+class CodexImporter:
+    name = "codex"
+    description = "Codex CLI rollouts (~/.codex/sessions, archived_sessions or one rollout-*.jsonl)"
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return looks_like_rollout(path)
+        return path.is_dir() and any(any_file(root, 4, looks_like_rollout) for root in _roots(path))
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
+        report.format = self.name
+        files = [path] if path.is_file() else sorted(f for r in _roots(path) for f in r.rglob("rollout-*.jsonl"))
+        if not files:
+            raise SourceError(f"no Codex rollouts (rollout-*.jsonl) under {path}")
+        unknown: dict[str, int] = {}
+        for file in files:
+            where = str(file.relative_to(path)) if file != path else file.name
+            try:
+                yield _convert(file, report, unknown)
+            except Unusable as exc:
+                report.skip(where, str(exc))
+            except OSError as exc:
+                report.skip(where, f"cannot read: {exc.strerror or exc}")
+            except RECORD_ERRORS as exc:
+                report.skip(where, f"malformed rollout: {exc}")
+        note_unknown(report, unknown, "Codex items")
+
+
+def _roots(path: Path) -> list[Path]:
+    inside = [path / name for name in ("sessions", "archived_sessions") if (path / name).is_dir()]
+    return inside or [path]
+
+
+def _convert(file: Path, report: ImportReport, unknown: dict[str, int]) -> Conversation:
+    meta: dict[str, Any] = {}
+    turns: list[Turn] = []
+    started: datetime | None = None
+    match = _UUID.search(file.name)
+    session = match.group(1) if match else file.stem
+    for number, record in iter_jsonl(file, report):
+        record = as_dict(record)
+        kind = as_str(record.get("type"))
+        if "record_type" in record:
+            continue  # early rollouts' state snapshots
+        if "payload" in record:
+            payload, when = as_dict(record.get("payload")), parse_time(record.get("timestamp"))
+        elif number == 1 or (not meta and "instructions" in record):
+            kind, payload, when = "session_meta", record, parse_time(record.get("timestamp"))
+        else:
+            kind, payload, when = "response_item", record, None
+        if kind == "session_meta":
+            meta = meta or payload
+            started = started or parse_time(payload.get("timestamp")) or when
+        elif kind == "response_item":
+            turn = _turn(payload, f"codex:{session}:{number}", when, meta, unknown)
+            if turn is not None:
+                turns.append(turn)
+    session = as_id(meta.get("id")) or session
+    return build_conversation(
+        id=f"codex:{session}",
+        source="codex",
+        turns=turns,
+        report=report,
+        created_at=started,
+        project=as_str(meta.get("cwd")) or None,
+        url=file.resolve().as_uri(),
+        fallback_time=file_time(file),
+    )
+
+
+def _turn(
+    item: dict[str, Any], key: str, when: datetime | None, meta: dict[str, Any], unknown: dict[str, int]
+) -> Turn | None:
+    kind = as_str(item.get("type"))
+    if kind == "message":
+        role = as_str(item.get("role"))
+        text = "\n".join(_content_texts(item.get("content"))).strip()
+        if role == "user":
+            if text.startswith(_INJECTED):
+                cwd = _CWD.search(text)
+                if cwd and not meta.get("cwd"):
+                    meta["cwd"] = cwd.group(1)  # early rollouts name the cwd only here
+                return None
+            return Turn(key, "user", text, when)
+        if role == "assistant":
+            return Turn(key, "assistant", text, when)
+        return None  # developer and system messages are Codex's own instructions
+    if kind in _TOOL_CALLS:
+        action = as_dict(item.get("action"))
+        arguments = item.get("arguments") or item.get("input") or action
+        name = as_str(item.get("name")) or ("shell" if kind == "local_shell_call" else kind.removesuffix("_call"))
+        return Turn(key, "assistant", summarise_tool_call(name, arguments), when)
+    if kind in _TOOL_OUTPUTS:
+        output = item.get("output")
+        text = output if isinstance(output, str) else as_str(as_dict(output).get("content"))
+        return Turn(key, "tool", summarise_tool_result(text), when)
+    if kind not in _SILENT_ITEMS:
+        count_unknown(unknown, kind or "untyped item")
+    return None
+
+
+def _content_texts(content: object) -> Iterator[str]:
+    if isinstance(content, str):
+        yield content
+    for block in as_list(content):
+        block = as_dict(block)
+        if as_str(block.get("type")) in {"input_text", "output_text", "text"}:
+            yield as_str(block.get("text"))
+        elif as_str(block.get("type")) == "input_image":
+            yield "[image]"

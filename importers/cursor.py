@@ -1,0 +1,250 @@
+"""Cursor's chat history, kept in SQLite `state.vscdb` files under `Cursor/User/` (`globalStorage/`
+and `workspaceStorage/<id>/`). A path may be one `state.vscdb` or a folder holding some.
+
+Composer chats (current Cursor) live in the `cursorDiskKV` table: `composerData:<composerId>` lists
+the bubbles in order (`fullConversationHeadersOnly`, or an inline `conversation` in older versions)
+and each body is `bubbleId:<composerId>:<bubbleId>`, type 1 user, 2 assistant. Older chats are
+tabs in `ItemTable` under `workbench.panel.aichat.view.aichat.chatdata`. The project is the
+workspace folder, found through each workspace's `workspace.json` and its composer list.
+Databases are opened read-only; if Cursor holds a lock, as an immutable snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from importers._common import (
+    RECORD_ERRORS,
+    Turn,
+    Unusable,
+    as_dict,
+    as_id,
+    as_list,
+    as_str,
+    build_conversation,
+    expand_home,
+    parse_time,
+    summarise_tool_call,
+)
+from importers._files import walk_files
+from importers.base import ImportReport, SourceError
+from storage.models import Conversation, Role
+
+DB_NAME = "state.vscdb"
+_CHATDATA = "workbench.panel.aichat.view.aichat.chatdata"
+_BUBBLE_ROLES: dict[object, Role] = {1: "user", 2: "assistant", "user": "user", "ai": "assistant"}
+
+
+def default_locations(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+    """Cursor's `User` folder for the platform (macOS, Windows `%APPDATA%`, else XDG config)."""
+    if platform == "darwin":
+        user = home / "Library" / "Application Support" / "Cursor" / "User"
+    elif platform.startswith(("win", "cygwin")):
+        appdata = env.get("APPDATA", "").strip()
+        user = (expand_home(appdata, home) if appdata else home / "AppData" / "Roaming") / "Cursor" / "User"
+    else:
+        config = env.get("XDG_CONFIG_HOME", "").strip()
+        user = (expand_home(config, home) if config else home / ".config") / "Cursor" / "User"
+    return [user / "globalStorage" / DB_NAME, user / "workspaceStorage"]
+
+
+def is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+class CursorImporter:
+    name = "cursor"
+    description = "Cursor chats (a state.vscdb, or Cursor's User / globalStorage / workspaceStorage folder)"
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return path.suffix == ".vscdb" and is_sqlite(path)
+        return path.is_dir() and any(f.name == DB_NAME for f in walk_files(path, 2))
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
+        report.format = self.name
+        databases = [path] if path.is_file() else sorted(f for f in walk_files(path, 3) if f.name == DB_NAME)
+        if not databases:
+            raise SourceError(f"no Cursor databases ({DB_NAME}) under {path}")
+        seen: set[str] = set()
+        opened = 0
+        for database in databases:
+            where = str(database.relative_to(path)) if database != path else database.name
+            try:
+                connection = _connect(database)
+            except sqlite3.Error as exc:
+                report.skip(where, f"cannot open the database: {exc}")
+                continue
+            opened += 1
+            try:
+                for conversation in _read_database(connection, _workspace_projects(database), where, report):
+                    if conversation.id not in seen:  # the same chat can be in a copy of a database
+                        seen.add(conversation.id)
+                        yield conversation
+            except sqlite3.Error as exc:
+                report.skip(where, f"the database could not be read to the end: {exc}")
+            finally:
+                connection.close()
+        if not opened:
+            raise SourceError(f"none of the Cursor databases under {path} could be opened")
+
+
+def _connect(database: Path) -> sqlite3.Connection:
+    uri = database.resolve().as_uri() + "?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=0.5)  # a lock held longer: read a snapshot
+        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        return connection
+    except sqlite3.OperationalError:
+        # Locked by a running Cursor: read the file as it is, without taking locks.
+        connection = sqlite3.connect(uri + "&immutable=1", uri=True)
+        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        return connection
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _load(value: object) -> Any:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    try:
+        return json.loads(value) if isinstance(value, str) else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def _read_database(
+    connection: sqlite3.Connection, projects: dict[str, str], where: str, report: ImportReport
+) -> Iterator[Conversation]:
+    tables = _tables(connection)
+    if "cursorDiskKV" in tables:
+        rows = connection.execute("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%'")
+        for key, value in rows.fetchall():
+            composer_id = str(key).split(":", 1)[1]
+            try:
+                yield _composer(connection, composer_id, _load(value), projects, report)
+            except Unusable as exc:
+                report.skip(f"{where}, composer {composer_id}", str(exc))
+            except RECORD_ERRORS as exc:
+                report.skip(f"{where}, composer {composer_id}", f"malformed composer: {exc}")
+    if "ItemTable" in tables:
+        row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (_CHATDATA,)).fetchone()
+        for number, tab in enumerate(as_list(as_dict(_load(row[0] if row else None)).get("tabs")), start=1):
+            try:
+                yield _tab(as_dict(tab), projects.get(""), report)
+            except Unusable as exc:
+                report.skip(f"{where}, chat tab #{number}", str(exc))
+            except RECORD_ERRORS as exc:
+                report.skip(f"{where}, chat tab #{number}", f"malformed chat tab: {exc}")
+
+
+def _composer(
+    connection: sqlite3.Connection, composer_id: str, data: object, projects: dict[str, str], report: ImportReport
+) -> Conversation:
+    if not isinstance(data, dict):
+        raise Unusable("composer data is not a JSON object")
+    composer_id = as_id(data.get("composerId")) or composer_id
+    bubbles: list[dict[str, Any]] = []
+    missing = 0
+    headers = as_list(data.get("fullConversationHeadersOnly"))
+    for header in headers:
+        bubble_id = as_id(as_dict(header).get("bubbleId"))
+        row = connection.execute(
+            "SELECT value FROM cursorDiskKV WHERE key = ?", (f"bubbleId:{composer_id}:{bubble_id}",)
+        ).fetchone()
+        body = as_dict(_load(row[0]) if row else None)
+        if not body:
+            missing += 1
+            continue
+        bubbles.append({"bubbleId": bubble_id, "type": as_dict(header).get("type"), **body})
+    if not headers:
+        bubbles = [as_dict(bubble) for bubble in as_list(data.get("conversation"))]
+    if missing:
+        report.note("some Cursor messages had no stored body and were left out")
+    return build_conversation(
+        id=f"cursor:{composer_id}",
+        source="cursor",
+        turns=[turn for bubble in bubbles if (turn := _bubble_turn(bubble)) is not None],
+        report=report,
+        title=as_str(data.get("name")),
+        created_at=parse_time(data.get("createdAt")),
+        updated_at=parse_time(data.get("lastUpdatedAt")),
+        project=projects.get(composer_id) or projects.get(""),
+    )
+
+
+def _bubble_turn(bubble: dict[str, Any]) -> Turn | None:
+    role = _BUBBLE_ROLES.get(bubble.get("type"))
+    if role is None:
+        return None
+    text = as_str(bubble.get("text")) or as_str(bubble.get("rawText"))
+    tool = as_dict(bubble.get("toolFormerData"))
+    if tool:
+        call = summarise_tool_call(as_str(tool.get("name")), tool.get("rawArgs"))
+        text = f"{text}\n\n{call}" if text.strip() else call
+    when = parse_time(bubble.get("createdAt")) or parse_time(as_dict(bubble.get("timingInfo")).get("clientStartTime"))
+    return Turn(as_id(bubble.get("bubbleId")) or as_id(bubble.get("id")), role, text, when)
+
+
+def _tab(tab: dict[str, Any], project: str | None, report: ImportReport) -> Conversation:
+    tab_id = as_id(tab.get("tabId"))
+    if not tab_id:
+        raise Unusable("no tabId")
+    turns = [turn for bubble in as_list(tab.get("bubbles")) if (turn := _bubble_turn(as_dict(bubble))) is not None]
+    return build_conversation(
+        id=f"cursor:{tab_id}",
+        source="cursor",
+        turns=turns,
+        report=report,
+        title=as_str(tab.get("chatTitle")),
+        updated_at=parse_time(tab.get("lastSendTime")),
+        project=project,
+    )
+
+
+def _workspace_projects(database: Path) -> dict[str, str]:
+    """composerId → workspace folder; the key "" is this database's own workspace, if it has one."""
+    projects: dict[str, str] = {}
+    own = _workspace_folder(database.parent)
+    if own:
+        projects[""] = own
+    if database.parent.name == "globalStorage":
+        for workspace_db in sorted((database.parent.parent / "workspaceStorage").glob(f"*/{DB_NAME}")):
+            folder = _workspace_folder(workspace_db.parent)
+            if folder:
+                for composer_id in _workspace_composers(workspace_db):
+                    projects.setdefault(composer_id, folder)
+    return projects
+
+
+def _workspace_folder(directory: Path) -> str | None:
+    try:
+        folder = as_str(as_dict(json.loads((directory / "workspace.json").read_text("utf-8"))).get("folder"))
+    except (OSError, ValueError):
+        return None
+    return unquote(urlparse(folder).path) if folder.startswith("file:") else folder or None
+
+
+def _workspace_composers(database: Path) -> list[str]:
+    try:
+        connection = _connect(database)
+        try:
+            row = connection.execute("SELECT value FROM ItemTable WHERE key = 'composer.composerData'").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return []
+    composers = as_list(as_dict(_load(row[0] if row else None)).get("allComposers"))
+    return [as_id(as_dict(composer).get("composerId")) for composer in composers if isinstance(composer, dict)]

@@ -1,0 +1,26 @@
+"""Fixtures shared by the whole test suite."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def model_cache_dir() -> Path:
+    """Where the real embedding model is cached; tests that need the real model skip without it.
+
+    Tests never download: the cache comes from FASTEMBED_CACHE_PATH, or from `../shared/fastembed_cache`
+    next to the repository.
+    """
+    configured = os.environ.get("FASTEMBED_CACHE_PATH")
+    if configured:
+        return Path(configured)
+    shared = REPO_ROOT.parent / "shared" / "fastembed_cache"
+    if shared.is_dir():
+        return shared
+    pytest.skip("the embedding model is not cached; set FASTEMBED_CACHE_PATH to a fastembed cache")

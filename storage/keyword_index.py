@@ -80,10 +80,22 @@ class KeywordIndex:
             should.append(
                 (Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST))
             )
-        clauses: list[tuple[Any, Any]] = [(Occur.Must, Q.boolean_query(should))]
+        return self._run(Q.boolean_query(should), limit, filters)
+
+    def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters) -> list[UnitHit]:
+        """Only the chunks that contain one of the query's identifiers word for word."""
+        if not query.phrases:
+            return []
+        Q, Occur = tantivy.Query, tantivy.Occur
+        phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
+        return self._run(Q.boolean_query(phrases), limit, filters)
+
+    def _run(self, query: Any, limit: int, filters: Filters) -> list[UnitHit]:
+        Occur = tantivy.Occur
+        clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self._searcher()
-        hits = searcher.search(Q.boolean_query(clauses), limit).hits
+        hits = searcher.search(tantivy.Query.boolean_query(clauses), limit).hits
         out = []
         for _score, address in hits:
             doc = searcher.doc(address)

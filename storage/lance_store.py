@@ -239,21 +239,26 @@ class LanceStore:
         return list(zip(table.column("updated_at").to_pylist(), table.column("id").to_pylist(), strict=True))
 
     def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
-        where = (
-            f"conversation_id = {sql_string(conversation_id)} AND position >= {int(first)} AND position <= {int(last)}"
-        )
-        rows = self.messages.search().where(where).limit(None).to_arrow().to_pylist()
-        rows.sort(key=lambda r: r["position"])
-        return [
-            Message(
-                id=r["id"],
-                index=r["position"],
-                role=r["role"],
-                text=r["text"],
-                created_at=aware(r["created_at"]),
-            )
-            for r in rows
+        return self.message_windows({conversation_id: [(first, last)]}).get(conversation_id, [])
+
+    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
+        """Messages in index ranges of several chats, in one read; each chat's messages in order."""
+        clauses = [
+            f"(conversation_id = {sql_string(cid)} AND position BETWEEN {int(first)} AND {int(last)})"
+            for cid, spans in windows.items()
+            for first, last in spans
         ]
+        if not clauses:
+            return {}
+        rows = self.messages.search().where(" OR ".join(clauses)).limit(None).to_arrow().to_pylist()
+        rows.sort(key=lambda r: (r["conversation_id"], r["position"]))
+        out: dict[str, list[Message]] = {}
+        for r in rows:
+            message = Message(
+                id=r["id"], index=r["position"], role=r["role"], text=r["text"], created_at=aware(r["created_at"])
+            )
+            out.setdefault(r["conversation_id"], []).append(message)
+        return out
 
     def vectors_for(self, keys: Sequence[str]) -> dict[str, Vectors]:
         """Stored embeddings by content key: unchanged text is never embedded twice."""

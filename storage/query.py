@@ -215,7 +215,11 @@ META_WORDS = frozenset(
     ]
 )
 
-_IDENTIFIER = re.compile(r"\b[\w]+(?:[-_.:/]+[\w]+)+\b")
+# Identifiers such as payment-service, use_x_forwarded_for, std::vector or v1.2.3: kept as phrases.
+_IDENTIFIER = re.compile(r"[^\W_]+(?:[-_.:/]+[^\W_]+)+")
+
+# TypeError, getUserById, E0106, sha256, k8s: mixed case inside a word, or letters mixed with digits.
+_CODE_WORD = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
 
 _ANALYZER = (
     tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
@@ -242,6 +246,7 @@ class AnalysedQuery:
     text: str  # for the vector leg
     terms: tuple[str, ...]  # stemmed, de-duplicated, for the keyword leg
     phrases: tuple[tuple[str, ...], ...]  # identifiers like payment-service, as stemmed token sequences
+    has_identifier: bool = False  # code-like tokens: exact words matter more than meaning
 
     @property
     def is_empty(self) -> bool:
@@ -264,4 +269,7 @@ def analyse(query: str) -> AnalysedQuery:
         tokens = tuple(stem_tokens(match.group(0)))
         if 1 < len(tokens) <= 8 and tokens not in phrases:
             phrases.append(tokens)
-    return AnalysedQuery(text=text, terms=tuple(terms[:MAX_KEYWORD_TERMS]), phrases=tuple(phrases[:8]))
+    identifier = bool(phrases) or any(_CODE_WORD.search(word) for word in text.split())
+    return AnalysedQuery(
+        text=text, terms=tuple(terms[:MAX_KEYWORD_TERMS]), phrases=tuple(phrases[:8]), has_identifier=identifier
+    )

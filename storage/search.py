@@ -18,6 +18,9 @@ from storage.results import ChatHit, Match, SearchMode, SearchResult, ShownMessa
 log = logging.getLogger(__name__)
 
 LEG_DEPTH = 100  # candidates each leg contributes to the fusion
+# For queries with identifiers (TypeError, payment-service) exact words beat meaning: the keyword leg
+# counts this much more in the fusion.
+IDENTIFIER_KEYWORD_WEIGHT = 2.0
 MATCHES_PER_CHAT = 3
 CONTEXT_BEFORE = 1
 CONTEXT_AFTER = 1
@@ -81,13 +84,20 @@ class SearchEngine:
             return []
         depth = max(limit, LEG_DEPTH)
         legs: list[list[UnitHit]] = []
+        weights: list[float] = []
         if mode in ("hybrid", "keyword"):
             legs.append(self.keywords.search(analysed, depth, filters))
+            weights.append(IDENTIFIER_KEYWORD_WEIGHT if analysed.has_identifier else 1.0)
+            exact = self.keywords.search_phrases(analysed, depth, filters)
+            if exact:  # chunks holding an identifier word for word rank as a list of their own
+                legs.append(exact)
+                weights.append(1.0)
         if mode in ("hybrid", "vector") and self.embedder is not None:
             vector = self.embedder.embed_query(analysed.text)
             legs.append(self.store.vector_search(vector, depth, filters))
+            weights.append(1.0)
         units = {hit.chunk_id: hit for leg in legs for hit in leg}
-        fused = rrf([[hit.chunk_id for hit in leg] for leg in legs])
+        fused = rrf([[hit.chunk_id for hit in leg] for leg in legs], weights=weights)
         return [
             RankedUnit(
                 chunk_id=cid,
@@ -110,16 +120,20 @@ class SearchEngine:
             by_chat.setdefault(unit.conversation_id, []).append(unit)
         chosen = list(by_chat)[:max_results]
         metas = self.store.metas(chosen)
+        chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
+        windows = {cid: self._windows(metas[cid], by_chat[cid]) for cid in chosen}
+        messages = self.store.message_windows({cid: [(f, last) for f, last, _ in w] for cid, w in windows.items()})
         chats = []
         for cid in chosen:
-            if cid in metas:  # a chat deleted between the two reads is simply left out
-                chats.append(chat_hit(metas[cid], self._matches(metas[cid], by_chat[cid])))
+            by_index = {m.index: m for m in messages.get(cid, [])}
+            chats.append(chat_hit(metas[cid], self._matches(windows[cid], by_index)))
         return SearchResult(query=query, mode=used_mode, chats=chats, notes=notes)
 
-    def _matches(self, meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[Match]:
+    @staticmethod
+    def _windows(meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[tuple[int, int, list[str]]]:
         """The chat's best units, each widened to its neighbours; overlapping windows merge."""
         windows: list[tuple[int, int, list[str]]] = []
-        for unit in units:
+        for unit in units[:MATCHES_PER_CHAT]:
             first = max(0, unit.first_index - CONTEXT_BEFORE)
             last = min(meta.message_count - 1, unit.last_index + CONTEXT_AFTER)
             for i, (w_first, w_last, ids) in enumerate(windows):
@@ -130,11 +144,10 @@ class SearchEngine:
             else:
                 if len(windows) < MATCHES_PER_CHAT:
                     windows.append((first, last, list(unit.message_ids)))
-        if not windows:
-            return []
-        low = min(w[0] for w in windows)
-        high = max(w[1] for w in windows)
-        messages = {m.index: m for m in self.store.message_range(meta.id, low, high)}
+        return windows
+
+    @staticmethod
+    def _matches(windows: list[tuple[int, int, list[str]]], messages: dict[int, Message]) -> list[Match]:
         matches = []
         for first, last, ids in windows:
             matched = set(ids)

@@ -1,0 +1,59 @@
+"""`pastchats export`: the store's conversations in the plain pastchats format (see DESIGN.md).
+
+Importing an export into a fresh store gives back the same conversations: ids, titles, times,
+projects, urls, sources and messages (ids, roles, texts, times). JSON Lines writes one conversation
+per line; JSON writes `{"conversations": [...]}`. Both are streamed: the store is never held in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, TextIO
+
+from storage.library import Library
+from storage.models import Conversation
+
+ExportFormat = Literal["jsonl", "json"]
+
+
+def plain_record(conversation: Conversation) -> dict[str, Any]:
+    """A conversation as the plain format writes it (times in ISO 8601, UTC, `Z`)."""
+    data = conversation.model_dump(mode="json")
+    return {
+        "id": data["id"],
+        "title": data["title"],
+        "created_at": data["created_at"],
+        "updated_at": data["updated_at"],
+        "project": data["project"],
+        "url": data["url"],
+        "source": data["source"],
+        "messages": [
+            {"id": m["id"], "role": m["role"], "text": m["text"], "created_at": m["created_at"]}
+            for m in data["messages"]
+        ],
+    }
+
+
+def export(
+    library: Library,
+    out: TextIO,
+    *,
+    project: str | None = None,
+    source: str | None = None,
+    format: ExportFormat = "jsonl",
+) -> int:
+    """Write the conversations (optionally only one project's / one source's) to `out`; returns how many."""
+    count = 0
+    if format == "json":
+        out.write('{"conversations": [')
+    for conversation in library.iter_conversations(project=project, source=source):
+        # ASCII escapes keep any lone surrogate a source held representable, so the round trip is exact.
+        line = json.dumps(plain_record(conversation))
+        if format == "json":
+            out.write(("\n" if count == 0 else ",\n") + line)
+        else:
+            out.write(line + "\n")
+        count += 1
+    if format == "json":
+        out.write("\n]}\n")
+    return count

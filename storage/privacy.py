@@ -1,0 +1,145 @@
+"""What the user keeps out of pastchats, and how they take things out again.
+
+- `Exclusions`: projects, source-file paths and sources never to import (applied by sync, and by any
+  import that passes conversations through `Exclusions.filter`). Excluding something does not remove
+  what is already indexed: `forget` does that.
+- The opt-out marker (a line `pastchats: do-not-index` in any message) is applied by
+  `importers.registry.read`, which every import and sync goes through.
+- `delete` / `forget` remove conversations from every index and from the archive, and remember their
+  ids as forgotten so a later sync does not bring them back. Importing a file explicitly
+  (`pastchats import FILE`) is a deliberate act: it imports them again (call `unforget` for its ids).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from fnmatch import fnmatchcase
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from importers.base import ImportReport
+from storage.archive import Archive
+from storage.filters import Filters
+from storage.library import Library, StoreError
+from storage.locks import StoreBusy
+from storage.models import Conversation, content_hash
+from storage.sync_state import SyncState
+
+EXCLUDED = "excluded by settings"
+
+
+class Exclusions(BaseModel):
+    """Patterns are shell globs (`*`, `?`, `[...]`; `*` also crosses `/`), matched case-sensitively;
+    a plain name matches exactly. A leading `~/` in a path pattern is the user's home directory."""
+
+    model_config = ConfigDict(frozen=True)
+
+    projects: tuple[str, ...] = Field(default=(), description="Project or workspace names/paths never imported.")
+    paths: tuple[str, ...] = Field(default=(), description="Source files never read, e.g. `~/work/secret/*`.")
+    sources: tuple[str, ...] = Field(default=(), description="Whole sources never imported, e.g. `cursor`.")
+
+    def expanded(self, home: Path) -> Exclusions:
+        paths = tuple(str(home / p[2:]) if p.startswith("~/") else p for p in self.paths)
+        return self.model_copy(update={"paths": paths})
+
+    def fingerprint(self) -> str:
+        return content_hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
+
+    def excludes_source(self, source: str) -> bool:
+        return any(fnmatchcase(source, pattern) for pattern in self.sources)
+
+    def excludes_path(self, path: Path | str) -> bool:
+        text = Path(path).as_posix()
+        return any(fnmatchcase(text, pattern) for pattern in self.paths)
+
+    def excludes(self, conversation: Conversation) -> bool:
+        """Whether the conversation's source, project, or source file (a `file:` url) is excluded."""
+        if self.excludes_source(conversation.source):
+            return True
+        if conversation.project and any(fnmatchcase(conversation.project, p) for p in self.projects):
+            return True
+        url = conversation.url or ""
+        return bool(self.paths) and url.startswith("file:") and self.excludes_path(unquote(urlparse(url).path))
+
+    def filter(self, conversations: Iterable[Conversation], report: ImportReport) -> Iterator[Conversation]:
+        """The conversations not excluded; the others are reported as skipped."""
+        for conversation in conversations:
+            if self.excludes(conversation):
+                report.skip(conversation.id, EXCLUDED)
+            else:
+                yield conversation
+
+
+@contextmanager
+def write_lock(library: Library, wait: float = -1) -> Iterator[None]:
+    """The store's write lock (re-entrant in one thread), "busy" raised as the StoreError callers report."""
+    try:
+        with library.lock.hold(timeout=wait):
+            yield
+    except StoreBusy as exc:
+        raise StoreError(f"{exc}; try again when it has finished") from None
+
+
+def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[str]:
+    """Remove conversations from every index and from the archive; returns the ids that existed.
+
+    An archive copy is removed once no remaining conversation was imported from it (a Cursor database
+    holds many). Every deleted id is remembered as forgotten, so sync never imports it again.
+    """
+    ids = list(dict.fromkeys(uris))
+    with write_lock(library, wait):
+        existing = sorted(library.store.metas(ids))
+        library.delete(existing, wait=wait)
+        state = SyncState.load(library.home)
+        archived = state.archive_index()
+        found = sorted(set(existing) | {cid for cid in ids if cid in archived})
+        if not found:
+            return []
+        archive = Archive(library.home)
+        gone = set(found)
+        for mark in state.files.values():
+            if gone.intersection(mark.conversations):
+                mark.conversations = [cid for cid in mark.conversations if cid not in gone]
+                if mark.archive and not mark.conversations:
+                    archive.remove(mark.archive)
+                    mark.archive = None
+        state.forget(found)
+        state.save(library.home)
+        return found
+
+
+def matching(
+    library: Library, *, project: str | None = None, source: str | None = None, before: datetime | None = None
+) -> list[str]:
+    """Ids of the conversations `forget` would remove (all criteria must hold; at least one is needed)."""
+    if project is None and source is None and before is None:
+        raise ValueError("say what to forget: a project, a source, or a date")
+    filters = Filters(project=project, source=source, before=before)
+    return sorted(cid for _, cid in library.store.timeline(filters))
+
+
+def forget(
+    library: Library,
+    *,
+    project: str | None = None,
+    source: str | None = None,
+    before: datetime | None = None,
+    wait: float = -1,
+) -> int:
+    """Delete every conversation in `project` / from `source` / last updated before `before`."""
+    return len(delete(library, matching(library, project=project, source=source, before=before), wait=wait))
+
+
+def unforget(library: Library, ids: Iterable[str], *, wait: float = -1) -> None:
+    """Let sync import these ids again (after the user imported them deliberately)."""
+    wanted = list(ids)
+    with write_lock(library, wait):
+        state = SyncState.load(library.home)
+        if set(wanted).intersection(state.forgotten):
+            state.unforget(wanted)
+            state.save(library.home)

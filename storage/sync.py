@@ -1,0 +1,278 @@
+"""`pastchats sync`: find the agent logs on this machine, import what changed, keep a private copy.
+
+What "incremental" means here, precisely:
+- A file whose size and mtime are what sync last recorded is not opened at all.
+- A changed file is classified by reading only the 4 KiB before its old size: same bytes and larger
+  now means it *grew* (only the new tail is read again for the archive), otherwise it was *edited*.
+- A changed file is then parsed whole by its importer. Parsing is cheap; embedding is what costs, and
+  it is incremental in `Library`: a conversation whose fingerprint is unchanged is skipped, and of a
+  changed one only the message chunks whose text is new are embedded.
+- The archive copy of a grown file gets the new tail appended; an edited file is copied whole; a
+  SQLite database (Cursor) is copied with SQLite's backup API.
+A source file that disappears leaves its chats in the store and its archive copy in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from importers import registry
+from importers.base import SourceError
+from storage.archive import Archive
+from storage.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
+from storage.library import IngestProgress, Library, StoreError
+from storage.models import Conversation
+from storage.privacy import EXCLUDED, Exclusions, write_lock
+from storage.sync_state import FileMark, SyncState, tail_hash
+
+log = logging.getLogger(__name__)
+
+Change = Literal["new", "grown", "edited", "unchanged"]
+MAX_LISTED = 10
+
+
+@dataclass
+class Problem:
+    where: str
+    reason: str
+
+
+@dataclass
+class SyncReport:
+    files_seen: int = 0
+    files_new: int = 0
+    files_grown: int = 0
+    files_edited: int = 0
+    files_unchanged: int = 0
+    files_excluded: int = 0
+    files_failed: list[Problem] = field(default_factory=list)
+    conversations_new: int = 0
+    conversations_updated: int = 0
+    conversations_unchanged: int = 0
+    conversations_skipped: list[Problem] = field(default_factory=list)
+    messages: int = 0
+    chunks_embedded: int = 0
+    archived_bytes: int = 0
+    not_run: str | None = None
+
+    def count(self, change: Change) -> None:
+        if change == "new":
+            self.files_new += 1
+        elif change == "grown":
+            self.files_grown += 1
+        elif change == "edited":
+            self.files_edited += 1
+        else:
+            self.files_unchanged += 1
+
+    @property
+    def files_changed(self) -> int:
+        return self.files_new + self.files_grown + self.files_edited
+
+    def text(self) -> str:
+        if self.not_run:
+            return f"Sync skipped: {self.not_run}"
+        lines = [
+            f"Files: {self.files_seen} seen · {self.files_new} new, {self.files_grown} grown, "
+            f"{self.files_edited} edited, {self.files_unchanged} unchanged, {self.files_excluded} excluded, "
+            f"{len(self.files_failed)} failed",
+            f"Chats: {self.conversations_new} new, {self.conversations_updated} updated, "
+            f"{self.conversations_unchanged} unchanged, {len(self.conversations_skipped)} skipped · "
+            f"{self.chunks_embedded} passages embedded",
+        ]
+        for label, problems in (("failed", self.files_failed), ("skipped", self.conversations_skipped)):
+            lines += [f"  {label} {p.where}: {p.reason}" for p in problems[:MAX_LISTED]]
+            if len(problems) > MAX_LISTED:
+                lines.append(f"  ... and {len(problems) - MAX_LISTED} more {label} (see --json)")
+        return "\n".join(lines)
+
+
+@dataclass
+class _Planned:
+    source: SourceFile
+    change: Change
+    stat: os.stat_result
+    wal: tuple[int, int] | None
+    old: FileMark | None
+
+
+def _wal(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(f"{path}-wal")
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+class Syncer:
+    """Imports what is new in the agent logs. `env` and `home` are the user's environment and home
+    directory (for the agents' own variables and default folders), passed in by the caller."""
+
+    def __init__(
+        self,
+        library: Library,
+        *,
+        env: Mapping[str, str],
+        home: Path,
+        extra_paths: Sequence[Path] = (),
+        exclusions: Exclusions | None = None,
+        formats: Sequence[str] = AGENT_FORMATS,
+    ):
+        self.library = library
+        self.env = env
+        self.home = home
+        self.extra_paths = list(extra_paths)
+        self.exclusions = (exclusions or Exclusions()).expanded(home)
+        self.formats = [f for f in formats if not self.exclusions.excludes_source(f)]
+        self.archive = Archive(library.home)
+
+    def discover(self) -> tuple[list[SourceFile], list[tuple[str, str]]]:
+        return discover(self.env, self.home, self.extra_paths, self.formats)
+
+    def run_once(self, progress: Callable[[IngestProgress], None] | None = None) -> SyncReport:
+        """One sync; never waits for the store: if another process is writing, it skips and says so.
+        Safe to call from a background thread."""
+        report = SyncReport()
+        try:
+            with write_lock(self.library, wait=0):
+                self._sync(report, progress)
+        except StoreError as exc:
+            report.not_run = str(exc)
+        return report
+
+    def _sync(self, report: SyncReport, progress: Callable[[IngestProgress], None] | None) -> None:
+        state = SyncState.load(self.library.home)
+        reparse = state.exclusions != self.exclusions.fingerprint()
+        sources, problems = self.discover()
+        report.files_failed += [Problem(where, reason) for where, reason in problems]
+        plan: list[_Planned] = []
+        for source in sources:
+            report.files_seen += 1
+            if self.exclusions.excludes_path(source.path):
+                report.files_excluded += 1
+                continue
+            planned = self._plan(source, state.files.get(str(source.path)), report)
+            if planned is None:
+                continue
+            if planned.change == "unchanged" and not reparse:
+                report.files_unchanged += 1
+                continue
+            report.count(planned.change)
+            plan.append(planned)
+        if plan:
+            marks: dict[str, FileMark] = {}
+            conversations = self._conversations(plan, set(state.forgotten), marks, report)
+            stats = self.library.import_conversations(conversations, progress=progress, wait=0)
+            report.conversations_new, report.conversations_updated = stats.new, stats.updated
+            report.conversations_unchanged, report.messages = stats.unchanged, stats.messages
+            report.chunks_embedded = stats.chunks_embedded
+            report.conversations_skipped += [Problem("store", reason) for reason in stats.skipped]
+            state.files.update(marks)
+        if plan or reparse:
+            state.exclusions = self.exclusions.fingerprint()
+            state.save(self.library.home)
+
+    def _plan(self, source: SourceFile, old: FileMark | None, report: SyncReport) -> _Planned | None:
+        """Stat the file (and, if it changed, read the 4 KiB before its old size)."""
+        try:
+            st = source.path.stat()
+            wal = _wal(source.path) if source.format in SQLITE_FORMATS else None
+            change: Change
+            if old is None or old.format != source.format:
+                change = "new"
+            elif (st.st_size, st.st_mtime_ns, wal) == (old.size, old.mtime_ns, old.wal):
+                change = "unchanged"
+            elif source.format in SQLITE_FORMATS or st.st_size <= old.size:
+                change = "edited"
+            else:
+                change = "grown" if tail_hash(source.path, old.size) == old.tail_hash else "edited"
+        except OSError as exc:
+            report.files_failed.append(Problem(str(source.path), f"cannot read: {exc.strerror or exc}"))
+            return None
+        return _Planned(source, change, st, wal, old)
+
+    def _conversations(
+        self, plan: list[_Planned], forgotten: set[str], marks: dict[str, FileMark], report: SyncReport
+    ) -> Iterator[Conversation]:
+        """Parse each changed file, filter, archive; record its new mark in `marks`. Never raises for a file."""
+        for item in plan:
+            path = item.source.path
+            log.info("sync: reading %s (%s)", path, item.change)
+            try:
+                kept, error = self._read(item, forgotten, report)
+                marks[str(path)] = self._mark(item, kept, error, report)
+            except OSError as exc:
+                report.files_failed.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
+                continue
+            except Exception as exc:  # an importer bug must not stop the sync of every other file
+                log.exception("sync: failed on %s", path)
+                report.files_failed.append(Problem(str(path), f"unexpected error: {exc}"))
+                continue
+            yield from kept
+
+    def _read(self, item: _Planned, forgotten: set[str], report: SyncReport) -> tuple[list[Conversation], str | None]:
+        path = item.source.path
+        try:
+            conversations, importer_report = registry.read(path, item.source.format)  # applies the opt-out marker
+            found = list(conversations)
+        except SourceError as exc:
+            report.files_failed.append(Problem(str(path), str(exc)))
+            return [], str(exc)
+        skips = [
+            Problem(str(path) if s.where == path.name else f"{path} ({s.where})", s.reason)
+            for s in importer_report.skipped
+        ]
+        kept: list[Conversation] = []
+        for conversation in found:
+            if conversation.id in forgotten:
+                skips.append(Problem(conversation.id, "deleted by you earlier (import the file to bring it back)"))
+            elif self.exclusions.excludes(conversation):
+                skips.append(Problem(conversation.id, EXCLUDED))
+            else:
+                kept.append(conversation)
+        if not found and skips:
+            reason = "; ".join(s.reason for s in skips)
+            report.files_failed.append(Problem(str(path), reason))
+            return [], reason
+        report.conversations_skipped += skips
+        return kept, None
+
+    def _mark(self, item: _Planned, kept: list[Conversation], error: str | None, report: SyncReport) -> FileMark:
+        """Bring the archive copy up to date (when something from the file is kept) and say how far we read."""
+        path, fmt, old = item.source.path, item.source.format, item.old
+        relative = old.archive if old and old.archive else self.archive.relative_for(fmt, path)
+        archived = old.archive if old else None
+        size = item.stat.st_size
+        if kept and fmt in SQLITE_FORMATS:
+            self.archive.backup_sqlite(path, relative)
+            report.archived_bytes += self.archive.size(relative) or 0
+            archived = relative
+        elif kept:
+            held = self.archive.size(relative)
+            if old and archived and item.change in {"grown", "unchanged"} and held == old.size:
+                written = self.archive.append(path, relative, old.size, item.stat.st_size)
+                size = old.size + written
+            else:
+                size = written = self.archive.copy(path, relative)
+            report.archived_bytes += written
+            archived = relative
+        digest = ""
+        if fmt not in SQLITE_FORMATS:
+            digest = tail_hash(self.archive.path(relative) if kept else path, size)
+        return FileMark(
+            format=fmt,
+            size=size,
+            mtime_ns=item.stat.st_mtime_ns,
+            tail_hash=digest,
+            wal=item.wal,
+            archive=archived,
+            # Ids now excluded or forgotten stay listed while their archive copy is kept, so that
+            # deleting them later still finds it.
+            conversations=list(dict.fromkeys([c.id for c in kept] + (old.conversations if old else []))),
+            error=error,
+        )

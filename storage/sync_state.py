@@ -1,0 +1,100 @@
+"""What `sync` remembers between runs: `home/sync-state.json`.
+
+One mark per agent-log file that sync has read, and the ids the user deleted. Written atomically, and
+only under the store's write lock (sync and delete both hold it), so two processes never interleave.
+
+```json
+{"version": 1, "exclusions": "<hash of the exclusion settings the marks were made under>",
+ "files": {"/home/ana/.claude/projects/-home-ana-src/6f1c.jsonl": {
+     "format": "claude-code", "size": 48213, "mtime_ns": 1737367200123456789,
+     "tail_hash": "<blake2b of the 4 KiB before `size`>", "wal": null,
+     "archive": "claude-code/home/ana/.claude/projects/-home-ana-src/6f1c.jsonl",
+     "conversations": ["claude-code:6f1c"], "error": null}},
+ "forgotten": ["codex:0195a1b2-..."]}
+```
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "sync-state.json"
+TAIL_BYTES = 4096
+
+
+def tail_hash(path: Path, size: int) -> str:
+    """Digest of the `TAIL_BYTES` bytes just before offset `size`: tells a file that only grew past
+    `size` (same digest) from one that was rewritten (different digest). Reads only those bytes."""
+    start = max(0, size - TAIL_BYTES)
+    with path.open("rb") as handle:
+        handle.seek(start)
+        data = handle.read(size - start)
+    if len(data) != size - start:
+        return ""  # shorter than it was: cannot match any recorded digest
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class FileMark(BaseModel):
+    """How far one source file has been read, and where our copy of it lives."""
+
+    format: str
+    size: int = Field(ge=0, description="Bytes read (and, for a JSON Lines file, held by the archive copy).")
+    mtime_ns: int
+    tail_hash: str = ""
+    wal: tuple[int, int] | None = Field(default=None, description="SQLite: the -wal file's (size, mtime_ns).")
+    archive: str | None = Field(default=None, description="The archive copy, relative to `home/archive`.")
+    conversations: list[str] = Field(default_factory=list, description="Ids imported from this file.")
+    error: str | None = Field(default=None, description="Why nothing could be imported (not retried until it changes).")
+
+
+class SyncState(BaseModel):
+    version: int = 1
+    exclusions: str = ""
+    files: dict[str, FileMark] = Field(default_factory=dict)
+    forgotten: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, home: Path) -> SyncState:
+        """The saved state; an unreadable one is set aside and sync starts afresh (re-parsing is safe:
+        unchanged conversations are not re-embedded), except that forgotten ids are lost — so say so."""
+        path = home / STATE_FILE
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            return cls()
+        except (OSError, ValidationError, ValueError) as exc:
+            log.warning("%s is unreadable (%s); starting a fresh sync state", path, exc)
+            return cls()
+
+    def save(self, home: Path) -> None:
+        path = home / STATE_FILE
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            json.dump(self.model_dump(mode="json"), handle, indent=1)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+
+    def archive_index(self) -> dict[str, list[str]]:
+        """Conversation id → the archive files (relative paths) it was imported from."""
+        index: dict[str, list[str]] = {}
+        for mark in self.files.values():
+            if mark.archive:
+                for cid in mark.conversations:
+                    index.setdefault(cid, []).append(mark.archive)
+        return index
+
+    def forget(self, ids: list[str]) -> None:
+        self.forgotten = sorted(set(self.forgotten) | set(ids))
+
+    def unforget(self, ids: list[str]) -> None:
+        dropped = set(ids)
+        self.forgotten = [cid for cid in self.forgotten if cid not in dropped]

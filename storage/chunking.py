@@ -63,7 +63,7 @@ def chunk_conversation(conversation: Conversation, model_name: str) -> list[Chun
         passages = split_passages(message.text)
         for part, passage in enumerate(passages):
             embedded_part = min(part, MAX_EMBEDDED_PASSAGES - 1)
-            embed_text = f"{conversation.title}\n{_speaker(message)}: {passages[embedded_part]}"
+            embed_text = f"{_speaker(message)}: {passages[embedded_part]}"
             chunks.append(
                 Chunk(
                     id=f"{conversation.id}\x1f{message.index}\x1f{part}",

@@ -21,6 +21,7 @@ from storage.query import AnalysedQuery
 SCHEMA_VERSION = "2"
 TITLE_BOOST = 0.5
 PHRASE_BOOST = 1.5
+BIGRAM_BOOST = 0.5  # adjacent query words found near each other ("state lock") count extra
 
 
 def _schema() -> tantivy.Schema:
@@ -76,6 +77,9 @@ class KeywordIndex:
             should.append((Occur.Should, Q.term_query(self.schema, "text", term)))
             title = Q.term_query(self.schema, "title", term)
             should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST)))
+        for left, right in zip(query.terms, query.terms[1:], strict=False):
+            bigram = Q.phrase_query(self.schema, "text", [left, right], slop=1)
+            should.append((Occur.Should, Q.boost_query(bigram, BIGRAM_BOOST)))
         for phrase in query.phrases:
             should.append(
                 (Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ log = logging.getLogger(__name__)
 
 Change = Literal["new", "grown", "edited", "unchanged"]
 MAX_LISTED = 10
+OPTED_OUT = "opt-out marker"  # the reason importers.registry gives
 
 
 @dataclass
@@ -205,7 +207,6 @@ class Syncer:
             log.info("sync: reading %s (%s)", path, item.change)
             try:
                 kept, error = self._read(item, forgotten, report)
-                marks[str(path)] = self._mark(item, kept, error, report)
             except OSError as exc:
                 report.files_failed.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
                 continue
@@ -213,6 +214,11 @@ class Syncer:
                 log.exception("sync: failed on %s", path)
                 report.files_failed.append(Problem(str(path), f"unexpected error: {exc}"))
                 continue
+            try:
+                marks[str(path)] = self._mark(item, kept, error, report)
+            except (OSError, sqlite3.Error) as exc:
+                # Indexed all the same; with no mark recorded, the next sync reads it and tries again.
+                report.files_failed.append(Problem(str(path), f"imported, but not archived: {exc}"))
             yield from kept
 
     def _read(self, item: _Planned, forgotten: set[str], report: SyncReport) -> tuple[list[Conversation], str | None]:
@@ -235,8 +241,9 @@ class Syncer:
                 skips.append(Problem(conversation.id, EXCLUDED))
             else:
                 kept.append(conversation)
-        if not found and skips:
-            reason = "; ".join(s.reason for s in skips)
+        unreadable = [s for s in skips if s.reason != OPTED_OUT]
+        if not found and unreadable:
+            reason = "; ".join(s.reason for s in unreadable)
             report.files_failed.append(Problem(str(path), reason))
             return [], reason
         report.conversations_skipped += skips

@@ -23,7 +23,7 @@ from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore
 from storage.locks import StoreBusy, WriteLock
 from storage.models import Conversation
-from storage.recent import page_by_time, preview
+from storage.recent import page_by_time, preview, preview_spans
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import RankedUnit, SearchEngine, chat_hit, shown
 
@@ -215,11 +215,11 @@ class Library:
         timeline = self.store.timeline(Filters(project=project, after=after, before=before))
         page, more = page_by_time(timeline, n, sort_order)
         metas = self.store.metas([cid for _, cid in page])
-        chats = []
-        for _, cid in page:
-            if cid in metas:
-                meta = metas[cid]
-                chats.append(chat_hit(meta, preview(meta, self.store.message_range)))
+        spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
+        messages = self.store.message_windows(spans)
+        chats = [
+            chat_hit(metas[cid], preview(spans[cid], messages.get(cid, []))) for _, cid in page if cid in metas
+        ]
         notes = []
         if len(page) > n:
             notes.append(f"{len(page)} chats shown rather than {n}: they share an updated_at with the last one")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
-from storage.lance_store import ConversationMeta
 from storage.models import Message
 from storage.results import Match
 from storage.search import shown
@@ -31,25 +29,23 @@ def page_by_time(
     return ordered[:end], end < len(ordered)
 
 
-def preview(meta: ConversationMeta, read: Callable[[str, int, int], list[Message]]) -> list[Match]:
-    count = meta.message_count
-    if count == 0:
+def preview_spans(message_count: int) -> list[tuple[int, int]]:
+    """Which messages stand for a chat in a listing: its opening exchange and, if longer, its last turns."""
+    if message_count == 0:
         return []
-    spans = [(0, min(PREVIEW_HEAD, count) - 1)]
-    if count > PREVIEW_HEAD + PREVIEW_TAIL:
-        spans.append((count - PREVIEW_TAIL, count - 1))
-    elif count > PREVIEW_HEAD:
-        spans = [(0, count - 1)]
-    messages = {m.index: m for m in read(meta.id, spans[0][0], spans[-1][1])} if len(spans) == 1 else {}
-    if len(spans) > 1:
-        for first, last in spans:
-            messages.update({m.index: m for m in read(meta.id, first, last)})
+    if message_count <= PREVIEW_HEAD + PREVIEW_TAIL:
+        return [(0, message_count - 1)]
+    return [(0, PREVIEW_HEAD - 1), (message_count - PREVIEW_TAIL, message_count - 1)]
+
+
+def preview(spans: list[tuple[int, int]], messages: list[Message]) -> list[Match]:
+    by_index = {m.index: m for m in messages}
     return [
         Match(
             message_ids=[],
             first_index=first,
             last_index=last,
-            messages=[shown(messages[i], set()) for i in range(first, last + 1) if i in messages],
+            messages=[shown(by_index[i], set()) for i in range(first, last + 1) if i in by_index],
         )
         for first, last in spans
     ]

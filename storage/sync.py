@@ -1,14 +1,20 @@
 """`pastchats sync`: find the agent logs on this machine, import what changed, keep a private copy.
 
 What "incremental" means here, precisely:
-- A file whose size and mtime are what sync last recorded is not opened at all.
-- A changed file is classified by reading only the 4 KiB before its old size: same bytes and larger
-  now means it *grew* (only the new tail is read again for the archive), otherwise it was *edited*.
-- A changed file is then parsed whole by its importer. Parsing is cheap; embedding is what costs, and
-  it is incremental in `Library`: a conversation whose fingerprint is unchanged is skipped, and of a
-  changed one only the message chunks whose text is new are embedded.
-- The archive copy of a grown file gets the new tail appended; an edited file is copied whole; a
-  SQLite database (Cursor) is copied with SQLite's backup API.
+- Discovery lists folders and stats files. A file whose size and mtime (for SQLite: and its `-wal`
+  file's) are what sync last recorded is not opened at all.
+- A changed text file is classified by reading only the 4 KiB before its old size: larger now with
+  those bytes unchanged means it *grew*; anything else (smaller, same size, other bytes) is *edited*.
+  A changed SQLite database is always *edited*.
+- A changed file is then parsed whole by its importer: parsing is cheap and the formats cannot be
+  resumed mid-file safely (Claude Code merges streamed replies; Gemini rewinds). Embedding is what
+  costs, and `Library` makes it incremental: a conversation whose fingerprint is unchanged is skipped,
+  and of a changed one only the chunks whose text is new are embedded (vectors are reused by hash).
+- The archive copy of a grown file gets only the new tail appended (read from the source's old
+  size on); an edited file is copied whole; a SQLite database (Cursor) is copied with SQLite's backup
+  API from a read-only connection.
+- When the exclusion settings change, every file is parsed again once (nothing unchanged is
+  re-embedded), so lifting an exclusion imports what it kept out.
 A source file that disappears leaves its chats in the store and its archive copy in place.
 """
 
@@ -18,9 +24,8 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from importers import registry
 from importers.base import SourceError
@@ -29,69 +34,14 @@ from storage.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discove
 from storage.library import IngestProgress, Library, StoreError
 from storage.models import Conversation
 from storage.privacy import EXCLUDED, Exclusions, write_lock
+from storage.sync_report import Change, Problem, SyncReport
 from storage.sync_state import FileMark, SyncState, tail_hash
+
+__all__ = ["Problem", "SyncReport", "Syncer"]
 
 log = logging.getLogger(__name__)
 
-Change = Literal["new", "grown", "edited", "unchanged"]
-MAX_LISTED = 10
 OPTED_OUT = "opt-out marker"  # the reason importers.registry gives
-
-
-@dataclass
-class Problem:
-    where: str
-    reason: str
-
-
-@dataclass
-class SyncReport:
-    files_seen: int = 0
-    files_new: int = 0
-    files_grown: int = 0
-    files_edited: int = 0
-    files_unchanged: int = 0
-    files_excluded: int = 0
-    files_failed: list[Problem] = field(default_factory=list)
-    conversations_new: int = 0
-    conversations_updated: int = 0
-    conversations_unchanged: int = 0
-    conversations_skipped: list[Problem] = field(default_factory=list)
-    messages: int = 0
-    chunks_embedded: int = 0
-    archived_bytes: int = 0
-    not_run: str | None = None
-
-    def count(self, change: Change) -> None:
-        if change == "new":
-            self.files_new += 1
-        elif change == "grown":
-            self.files_grown += 1
-        elif change == "edited":
-            self.files_edited += 1
-        else:
-            self.files_unchanged += 1
-
-    @property
-    def files_changed(self) -> int:
-        return self.files_new + self.files_grown + self.files_edited
-
-    def text(self) -> str:
-        if self.not_run:
-            return f"Sync skipped: {self.not_run}"
-        lines = [
-            f"Files: {self.files_seen} seen · {self.files_new} new, {self.files_grown} grown, "
-            f"{self.files_edited} edited, {self.files_unchanged} unchanged, {self.files_excluded} excluded, "
-            f"{len(self.files_failed)} failed",
-            f"Chats: {self.conversations_new} new, {self.conversations_updated} updated, "
-            f"{self.conversations_unchanged} unchanged, {len(self.conversations_skipped)} skipped · "
-            f"{self.chunks_embedded} passages embedded",
-        ]
-        for label, problems in (("failed", self.files_failed), ("skipped", self.conversations_skipped)):
-            lines += [f"  {label} {p.where}: {p.reason}" for p in problems[:MAX_LISTED]]
-            if len(problems) > MAX_LISTED:
-                lines.append(f"  ... and {len(problems) - MAX_LISTED} more {label} (see --json)")
-        return "\n".join(lines)
 
 
 @dataclass

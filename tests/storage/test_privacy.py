@@ -21,7 +21,7 @@ from tests.storage.agent_home import (
     write_session,
 )
 
-CURSOR_DB = ".config/Cursor/User/globalStorage/state.vscdb"
+CURSOR_DB = "cursor/globalStorage/state.vscdb"  # passed as an extra path: default locations vary by OS
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def test_a_deleted_chat_is_not_brought_back_by_sync_even_when_its_file_grows(age
 
 def test_deleting_one_chat_of_a_shared_database_keeps_the_copy_until_the_last_one_goes(agents: AgentHome) -> None:
     build_cursor_db(agents.path(CURSOR_DB), {"c-1": "Tabs or spaces", "c-2": "Rust lifetimes"})
-    agents.syncer().run_once()
+    agents.syncer(extra_paths=(agents.path(CURSOR_DB),)).run_once()
     archived = agents.archived(CURSOR_DB, "cursor")
     assert {"cursor:c-1", "cursor:c-2"} <= ids(agents)
     assert sqlite3.connect(archived).execute("SELECT count(*) FROM cursorDiskKV").fetchone() == (6,)
@@ -98,7 +98,7 @@ def test_deleting_one_chat_of_a_shared_database_keeps_the_copy_until_the_last_on
     assert "cursor:c-1" in SyncState.load(agents.library.home).forgotten
     build_cursor_db(agents.path(CURSOR_DB).with_name("new.vscdb"), {"c-1": "Tabs or spaces", "c-2": "Rust lifetimes"})
     agents.path(CURSOR_DB).with_name("new.vscdb").replace(agents.path(CURSOR_DB))
-    agents.syncer().run_once()
+    agents.syncer(extra_paths=(agents.path(CURSOR_DB),)).run_once()
     assert "cursor:c-1" not in ids(agents)
 
     delete(agents.library, ["cursor:c-2"])

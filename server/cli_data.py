@@ -1,0 +1,171 @@
+"""`pastchats sync | delete | forget | export`: keeping the store in step with the machine, and the
+user in control of what it holds. Registered on the main group by `server.cli` (`COMMANDS`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import click
+from pydantic import TypeAdapter, ValidationError
+
+if TYPE_CHECKING:
+    from server.settings import Settings
+    from storage.privacy import Exclusions
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+
+
+def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return TypeAdapter(datetime).validate_python(value)
+    except ValidationError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20)") from None
+
+
+def exclusions_from(settings: Settings) -> Exclusions:
+    """The exclusion settings (`PASTCHATS_EXCLUDE_PROJECTS`, `_PATHS`, `_SOURCES`); absent ones are empty."""
+    from storage.privacy import Exclusions
+
+    return Exclusions(
+        projects=tuple(getattr(settings, "exclude_projects", ())),
+        paths=tuple(getattr(settings, "exclude_paths", ())),
+        sources=tuple(getattr(settings, "exclude_sources", ())),
+    )
+
+
+@click.command()
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Also sync this agent-log file or folder (e.g. a repository with Aider history). Repeatable.",
+)
+@json_option
+@click.pass_context
+def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
+    """Import what is new in the agent logs on this machine (Claude Code, Codex, Gemini CLI, Aider,
+    Cursor), and keep a private copy of each log. Unchanged files are not read again."""
+    from server.cli import make_settings, opened
+    from server.importing import progress_reporter
+    from storage.sync import Syncer
+
+    settings = make_settings(ctx)
+    extra = [*getattr(settings, "sync_paths", ()), *paths]
+    with opened(settings) as library:
+        syncer = Syncer(
+            library, env=os.environ, home=Path.home(), extra_paths=extra, exclusions=exclusions_from(settings)
+        )
+        with progress_reporter(not as_json, "agent logs") as progress:
+            report = syncer.run_once(progress)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(report) | {"files_changed": report.files_changed}, indent=2))
+        if report.not_run:
+            ctx.exit(1)
+        return
+    if report.not_run:
+        raise click.ClickException(f"sync skipped: {report.not_run}")
+    click.echo(report.text())
+
+
+@click.command()
+@click.argument("uris", nargs=-1, required=True)
+@json_option
+@click.pass_context
+def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
+    """Delete chats (by uri, as search and recent show them) from every index and from the archive.
+    Sync will not bring them back; `pastchats import FILE` does, deliberately."""
+    from server.cli import make_settings, opened
+    from storage.library import StoreError
+    from storage.privacy import delete as delete_chats
+
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        try:
+            deleted = delete_chats(library, uris)
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+    missing = [uri for uri in uris if uri not in deleted]
+    if as_json:
+        click.echo(json.dumps({"deleted": deleted, "not_found": missing}, indent=2))
+    elif deleted:
+        click.echo(f"Deleted {len(deleted)} chat(s) from every index and the archive.")
+    if missing and not as_json:
+        click.echo(f"No chat with uri: {', '.join(missing)}", err=True)
+    if not deleted:
+        ctx.exit(1)
+
+
+@click.command()
+@click.option("--project", help="Chats in this project or workspace.")
+@click.option(
+    "--source", help="Chats from this source (claude, chatgpt, claude-code, codex, gemini, aider, cursor, ...)."
+)
+@click.option("--before", callback=_date, help="Chats last updated before this date (ISO 8601).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@json_option
+@click.pass_context
+def forget(
+    ctx: click.Context, project: str | None, source: str | None, before: datetime | None, yes: bool, as_json: bool
+) -> None:
+    """Delete every chat matching all the given criteria, from every index and from the archive."""
+    from server.cli import make_settings, opened
+    from storage.library import StoreError
+    from storage.privacy import delete as delete_chats
+    from storage.privacy import matching
+
+    if project is None and source is None and before is None:
+        raise click.UsageError("say what to forget: --project, --source and/or --before")
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        ids = matching(library, project=project, source=source, before=before)
+        if ids and not yes:
+            click.confirm(f"Delete {len(ids)} chat(s) from every index and the archive?", abort=True, err=True)
+        try:
+            deleted = delete_chats(library, ids) if ids else []
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps({"deleted": deleted}, indent=2))
+    else:
+        click.echo(
+            f"Deleted {len(deleted)} chat(s) from every index and the archive." if deleted else "Nothing matched."
+        )
+
+
+@click.command()
+@click.option("--out", default="-", show_default=True, help="File to write, or - for standard output.")
+@click.option("--project", help="Only chats in this project or workspace.")
+@click.option("--source", help="Only chats from this source.")
+@click.option("--format", "format_", type=click.Choice(["jsonl", "json"]), default="jsonl", show_default=True)
+@click.pass_context
+def export(
+    ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
+) -> None:
+    """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
+    from server.cli import make_settings, opened
+    from storage.export import export as export_chats
+
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        if out == "-":
+            count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
+        else:
+            try:
+                with open(out, "w", encoding="utf-8") as handle:
+                    count = export_chats(library, handle, project=project, source=source, format=format_)
+            except OSError as exc:
+                raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+    click.echo(f"Exported {count} chat(s) to {'standard output' if out == '-' else out}.", err=True)
+
+
+COMMANDS: list[click.Command] = [sync, delete, forget, export]
+__all__ = ["COMMANDS", "exclusions_from"]

@@ -57,13 +57,39 @@ def _speaker(message: Message) -> str:
     return {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}[message.role]
 
 
-def chunk_conversation(conversation: Conversation, model_name: str) -> list[Chunk]:
+@dataclass(frozen=True)
+class ChunkOptions:
+    """How a chunk's embedded text is built. Changing these re-embeds what changed, nothing else."""
+
+    title: bool = False  # prefix the chat's title
+    previous_words: int = 0  # prefix the end of the previous message (0 = none)
+    speaker: bool = True  # "User: ..." / "Assistant: ..."
+
+
+DEFAULT_OPTIONS = ChunkOptions()
+
+
+def _tail_words(text: str, count: int) -> str:
+    words = text.split()
+    return " ".join(words[-count:]) if len(words) > count else " ".join(words)
+
+
+def chunk_conversation(
+    conversation: Conversation, model_name: str, options: ChunkOptions = DEFAULT_OPTIONS
+) -> list[Chunk]:
     chunks: list[Chunk] = []
+    previous: Message | None = None
     for message in conversation.messages:
         passages = split_passages(message.text)
+        context = ""
+        if options.title:
+            context += f"{conversation.title}\n"
+        if options.previous_words and previous is not None and previous.text.strip():
+            context += f"{_speaker(previous)}: {_tail_words(previous.text, options.previous_words)}\n"
+        speaker = f"{_speaker(message)}: " if options.speaker else ""
         for part, passage in enumerate(passages):
             embedded_part = min(part, MAX_EMBEDDED_PASSAGES - 1)
-            embed_text = f"{_speaker(message)}: {passages[embedded_part]}"
+            embed_text = f"{context}{speaker}{passages[embedded_part]}"
             chunks.append(
                 Chunk(
                     id=f"{conversation.id}\x1f{message.index}\x1f{part}",
@@ -77,4 +103,5 @@ def chunk_conversation(conversation: Conversation, model_name: str) -> list[Chun
                     embed_key=content_hash(model_name, embed_text),
                 )
             )
+        previous = message
     return chunks

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from storage.chunking import Chunk, chunk_conversation
+from storage.chunking import DEFAULT_OPTIONS, Chunk, ChunkOptions, chunk_conversation
 from storage.embedder import Embedder, Vectors
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore
@@ -60,7 +60,15 @@ def _batches(conversations: Iterable[Conversation]) -> Iterator[list[Conversatio
 
 
 class Ingestor:
-    def __init__(self, store: LanceStore, keywords: KeywordIndex, embedder: Embedder, lock: WriteLock):
+    def __init__(
+        self,
+        store: LanceStore,
+        keywords: KeywordIndex,
+        embedder: Embedder,
+        lock: WriteLock,
+        options: ChunkOptions = DEFAULT_OPTIONS,
+    ):
+        self.options = options
         self.store = store
         self.keywords = keywords
         self.embedder = embedder
@@ -110,7 +118,8 @@ class Ingestor:
 
     def derive(self, conversations: Sequence[Conversation]) -> tuple[int, int]:
         """Rebuild messages, chunks and keyword documents of these conversations from the models."""
-        chunks = [chunk for c in conversations for chunk in chunk_conversation(c, self.embedder.model_name)]
+        model = self.embedder.model_name
+        chunks = [chunk for c in conversations for chunk in chunk_conversation(c, model, self.options)]
         vectors, embedded, reused = self._vectors(chunks)
         self.store.replace_derived(conversations, chunks, vectors)
         by_id = {c.id: c for c in conversations}

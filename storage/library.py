@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder
 from storage.filters import Filters, sql_in, sql_string
 from storage.ingest import Ingestor, IngestProgress, IngestStats
@@ -55,8 +56,16 @@ class StoreStats:
 
 
 class Library:
-    def __init__(self, home: Path, embedder: Embedder | None, model_name: str, load_error: str | None):
+    def __init__(
+        self,
+        home: Path,
+        embedder: Embedder | None,
+        model_name: str,
+        load_error: str | None,
+        chunk_options: ChunkOptions = DEFAULT_OPTIONS,
+    ):
         self.home = home
+        self.chunk_options = chunk_options
         self.model_name = model_name
         self.embedder = embedder
         self.load_error = load_error
@@ -75,6 +84,7 @@ class Library:
         model_name: str = DEFAULT_MODEL,
         cache_dir: Path | None = None,
         embedder: Embedder | None = None,
+        chunk_options: ChunkOptions = DEFAULT_OPTIONS,
     ) -> Library:
         """Open (creating if needed) the store in `home`. `embedder` overrides the model (tests).
 
@@ -89,7 +99,7 @@ class Library:
             except EmbedderUnavailable as exc:
                 log.warning("%s; search will be keyword-only", exc)
                 error = str(exc)
-        library = cls(home, embedder, embedder.model_name if embedder else model_name, error)
+        library = cls(home, embedder, embedder.model_name if embedder else model_name, error, chunk_options)
         library._heal()
         return library
 
@@ -110,7 +120,7 @@ class Library:
     def _ingestor(self) -> Ingestor:
         if self.embedder is None:
             raise StoreError(f"cannot import without the embedding model ({self.load_error})")
-        return Ingestor(self.store, self.keywords, self.embedder, self.lock)
+        return Ingestor(self.store, self.keywords, self.embedder, self.lock, self.chunk_options)
 
     def _heal(self) -> None:
         """Finish what a crashed writer left, rebuild a lost keyword index, re-embed after a model change."""
@@ -217,9 +227,7 @@ class Library:
         metas = self.store.metas([cid for _, cid in page])
         spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
         messages = self.store.message_windows(spans)
-        chats = [
-            chat_hit(metas[cid], preview(spans[cid], messages.get(cid, []))) for _, cid in page if cid in metas
-        ]
+        chats = [chat_hit(metas[cid], preview(spans[cid], messages.get(cid, []))) for _, cid in page if cid in metas]
         notes = []
         if len(page) > n:
             notes.append(f"{len(page)} chats shown rather than {n}: they share an updated_at with the last one")

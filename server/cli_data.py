@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -16,7 +16,9 @@ from pydantic import TypeAdapter, ValidationError
 
 if TYPE_CHECKING:
     from server.settings import Settings
+    from storage.library import Library
     from storage.privacy import Exclusions
+    from storage.sync import Syncer
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 
@@ -35,9 +37,22 @@ def exclusions_from(settings: Settings) -> Exclusions:
     from storage.privacy import Exclusions
 
     return Exclusions(
-        projects=tuple(getattr(settings, "exclude_projects", ())),
-        paths=tuple(getattr(settings, "exclude_paths", ())),
-        sources=tuple(getattr(settings, "exclude_sources", ())),
+        projects=tuple(settings.exclude_projects),
+        paths=tuple(settings.exclude_paths),
+        sources=tuple(settings.exclude_sources),
+    )
+
+
+def syncer_for(settings: Settings, library: Library, extra: Sequence[Path] = ()) -> Syncer:
+    """The Syncer the settings describe: where the agents keep their logs, extras, exclusions."""
+    from storage.sync import Syncer
+
+    return Syncer(
+        library,
+        env=settings.agent_env,
+        home=settings.user_home,
+        extra_paths=[*settings.sync_paths, *extra],
+        exclusions=exclusions_from(settings),
     )
 
 
@@ -56,14 +71,10 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     Cursor), and keep a private copy of each log. Unchanged files are not read again."""
     from server.cli import make_settings, opened
     from server.importing import progress_reporter
-    from storage.sync import Syncer
 
     settings = make_settings(ctx)
-    extra = [*getattr(settings, "sync_paths", ()), *paths]
     with opened(settings) as library:
-        syncer = Syncer(
-            library, env=os.environ, home=Path.home(), extra_paths=extra, exclusions=exclusions_from(settings)
-        )
+        syncer = syncer_for(settings, library, paths)
         with progress_reporter(not as_json, "agent logs") as progress:
             report = syncer.run_once(progress)
     if as_json:

@@ -55,15 +55,19 @@ class FastEmbedder:
         self._model_name = model_name
         self._batch_size = batch_size
         self._lock = threading.Lock()
-        try:
-            from fastembed import TextEmbedding
+        from fastembed import TextEmbedding
 
-            kwargs: dict[str, Any] = {"model_name": model_name, "enable_cpu_mem_arena": False}
-            if cache_dir is not None:
-                kwargs["cache_dir"] = str(cache_dir)
-            self._model = TextEmbedding(**kwargs)
-        except Exception as exc:  # fastembed raises many kinds: network, missing files, unknown model
-            raise EmbedderUnavailable(f"cannot load embedding model {model_name}: {exc}") from exc
+        kwargs: dict[str, Any] = {"model_name": model_name, "enable_cpu_mem_arena": False}
+        if cache_dir is not None:
+            kwargs["cache_dir"] = str(cache_dir)
+        try:
+            # The cache first: offline with the model cached, a download attempt would retry for ~40 s.
+            self._model = TextEmbedding(**kwargs, local_files_only=True)
+        except Exception:
+            try:
+                self._model = TextEmbedding(**kwargs)  # first run: fetch the model once
+            except Exception as exc:  # fastembed raises many kinds: network, missing files, unknown model
+                raise EmbedderUnavailable(f"cannot load embedding model {model_name}: {exc}") from exc
         self._dim = int(self.embed_query("dimension probe").shape[0])
 
     @property

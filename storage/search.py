@@ -26,6 +26,8 @@ CONTEXT_BEFORE = 1
 CONTEXT_AFTER = 1
 NO_FILTERS = Filters()
 
+Window = tuple[int, int, list[str]]  # first index, last index, matched message ids
+
 
 @dataclass(frozen=True)
 class RankedUnit:
@@ -130,24 +132,31 @@ class SearchEngine:
         return SearchResult(query=query, mode=used_mode, chats=chats, notes=notes)
 
     @staticmethod
-    def _windows(meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[tuple[int, int, list[str]]]:
-        """The chat's best units, each widened to its neighbours; overlapping windows merge."""
-        windows: list[tuple[int, int, list[str]]] = []
+    def _windows(meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[Window]:
+        """The chat's best units, each widened to its neighbours; windows that overlap or touch merge.
+
+        A merged window takes the place of the best window it absorbed; matched ids keep rank order.
+        """
+        windows: list[Window] = []
         for unit in units[:MATCHES_PER_CHAT]:
             first = max(0, unit.first_index - CONTEXT_BEFORE)
             last = min(meta.message_count - 1, unit.last_index + CONTEXT_AFTER)
-            for i, (w_first, w_last, ids) in enumerate(windows):
-                if first <= w_last + 1 and last >= w_first - 1:
-                    merged = ids + [m for m in unit.message_ids if m not in ids]
-                    windows[i] = (min(first, w_first), max(last, w_last), merged)
-                    break
-            else:
-                if len(windows) < MATCHES_PER_CHAT:
-                    windows.append((first, last, list(unit.message_ids)))
+            merged: Window = (first, last, list(unit.message_ids))
+            position = len(windows)
+            remaining: list[Window] = []
+            for window in windows:
+                if merged[0] <= window[1] + 1 and merged[1] >= window[0] - 1:
+                    position = min(position, len(remaining))
+                    ids = window[2] + [m for m in merged[2] if m not in window[2]]
+                    merged = (min(merged[0], window[0]), max(merged[1], window[1]), ids)
+                else:
+                    remaining.append(window)
+            remaining.insert(position, merged)
+            windows = remaining
         return windows
 
     @staticmethod
-    def _matches(windows: list[tuple[int, int, list[str]]], messages: dict[int, Message]) -> list[Match]:
+    def _matches(windows: list[Window], messages: dict[int, Message]) -> list[Match]:
         matches = []
         for first, last, ids in windows:
             matched = set(ids)

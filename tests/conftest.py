@@ -24,3 +24,9 @@ def model_cache_dir() -> Path:
     if shared.is_dir():
         return shared
     pytest.skip("the embedding model is not cached; set FASTEMBED_CACHE_PATH to a fastembed cache")
+
+
+@pytest.fixture(autouse=True)
+def no_background_sync_of_the_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers built in tests never sync this machine's own agent logs; tests that sync opt in."""
+    monkeypatch.setenv("PASTCHATS_SYNC", "false")

@@ -179,3 +179,15 @@ def test_changing_the_model_re_embeds_instead_of_mixing_vector_spaces(tmp_path: 
     assert reopened.store.chunk_dim() == 32
     assert reopened.stats().chunks == 6
     assert chat_ids(reopened.search("sourdough starter", max_results=1, mode="vector")) == ["bread"]
+
+
+def test_matches_in_one_chat_never_show_a_message_twice(library: Library) -> None:
+    texts = [f"unrelated filler {i} about knitting" for i in range(12)]
+    for i in (3, 5, 7):
+        texts[i] = f"the zeppelin hangar plan, step {i}"
+    library.import_conversations([conversation("hangar", texts)])
+    hit = library.search("zeppelin hangar plan", max_results=1, mode="keyword").chats[0]
+    shown = [m.index for match in hit.matches for m in match.messages]
+    assert len(shown) == len(set(shown))
+    assert [(m.first_index, m.last_index) for m in hit.matches] == [(2, 8)]
+    assert set(hit.matches[0].message_ids) == {"hangar-m3", "hangar-m5", "hangar-m7"}

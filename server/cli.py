@@ -1,0 +1,304 @@
+"""The `pastchats` command: import chat histories, query them as the tools do, serve them over MCP."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import click
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from importers import registry
+from importers.base import SourceError
+from server.logs import configure_logging
+from server.settings import Settings
+from tools.errors import guarded
+
+if TYPE_CHECKING:
+    from storage.library import Library
+
+T = TypeVar("T")
+
+
+class IsoDatetime(click.ParamType[datetime, Any]):
+    name = "datetime"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            return TypeAdapter(datetime).validate_python(value)
+        except ValidationError:
+            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20 or 2025-01-20T10:00Z)")
+
+
+ISO = IsoDatetime()
+
+
+def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
+    """The one Settings object: command-line flags over environment over defaults."""
+    given = {**ctx.ensure_object(dict), **overrides}
+    try:
+        settings = Settings(**{key: value for key, value in given.items() if value is not None})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise click.ClickException(f"invalid setting: {problems}") from None
+    configure_logging(settings)
+    return settings
+
+
+@contextmanager
+def opened(settings: Settings) -> Iterator[Library]:
+    from server.app import open_library
+    from storage.library import StoreError
+
+    try:
+        library = open_library(settings)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        yield library
+    finally:
+        library.close()
+
+
+def as_tool(name: str, work: Callable[[], T]) -> T:
+    try:
+        return guarded(name, work)
+    except ToolError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def emit(output: BaseModel, text: str, as_json: bool) -> None:
+    click.echo(output.model_dump_json(indent=2) if as_json else text)
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", type=click.Path(file_okay=False, path_type=Path), help="Store directory [PASTCHATS_HOME].")
+@click.option("--model", help="fastembed embedding model [PASTCHATS_MODEL].")
+@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
+@click.version_option(package_name="pastchats-mcp")
+@click.pass_context
+def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) -> None:
+    """A local, searchable memory of your past chats, for any MCP client."""
+    levels = {0: None, 1: "INFO"}
+    ctx.ensure_object(dict).update(home=home, model=model, log_level=levels.get(verbose, "DEBUG"))
+
+
+@cli.command("import")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "format_", type=click.Choice(registry.names()), help="Skip detection.")
+@click.option("--sample", is_flag=True, help="Import the bundled sample chats, to try pastchats out.")
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, as_json: bool) -> None:
+    """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe."""
+    from server.cli_data import exclusions_from
+    from server.importing import import_source, sample_path, summary_text, totals
+    from storage.library import StoreError
+
+    if not paths and not sample:
+        raise click.UsageError("pass one or more files or folders to import, or --sample")
+    settings = make_settings(ctx)
+    with ExitStack() as stack:
+        sources: list[tuple[Path, str | None, str | None]] = [(path, format_, None) for path in paths]
+        if sample:
+            sources.append((stack.enter_context(sample_path()), None, "sample chats"))
+        library = stack.enter_context(opened(settings))
+        try:
+            exclusions = exclusions_from(settings)
+            summaries = [
+                import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources
+            ]
+        except (SourceError, StoreError) as exc:
+            raise click.ClickException(str(exc)) from None
+    if as_json:
+        records = [dataclasses.asdict(s) for s in summaries]
+        click.echo(json.dumps({"sources": records, "total": totals(summaries)}, indent=2))
+    else:
+        click.echo(summary_text(summaries))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--max-results", type=click.IntRange(1, 10), default=5, show_default=True)
+@click.option("--project", help="Only chats in this project or workspace.")
+@click.option("--after", type=ISO, help="Only chats updated after this time.")
+@click.option("--before", type=ISO, help="Only chats updated before this time.")
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    max_results: int,
+    project: str | None,
+    after: datetime | None,
+    before: datetime | None,
+    as_json: bool,
+) -> None:
+    """Search past chats by topic: what the conversation_search tool answers."""
+    from tools.conversation_search import NAME, search
+
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        output, text = as_tool(
+            NAME,
+            lambda: search(
+                library,
+                query,
+                max_results=max_results,
+                project=project,
+                after=after,
+                before=before,
+                budget=settings.output_budget_chars,
+            ),
+        )
+    emit(output, text, as_json)
+
+
+@cli.command()
+@click.option("-n", type=click.IntRange(1, 20), default=3, show_default=True, help="How many chats.")
+@click.option("--sort-order", type=click.Choice(["asc", "desc"]), default="desc", show_default=True)
+@click.option("--before", type=ISO, help="Only chats updated before this time (the next page).")
+@click.option("--after", type=ISO, help="Only chats updated after this time.")
+@click.option("--project", help="Only chats in this project or workspace.")
+@json_option
+@click.pass_context
+def recent(
+    ctx: click.Context,
+    n: int,
+    sort_order: Literal["asc", "desc"],
+    before: datetime | None,
+    after: datetime | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """List past chats by time: what the recent_chats tool answers."""
+    from tools.recent_chats import NAME, recent
+
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        output, text = as_tool(
+            NAME,
+            lambda: recent(
+                library,
+                n=n,
+                sort_order=sort_order,
+                before=before,
+                after=after,
+                project=project,
+                budget=settings.output_budget_chars,
+            ),
+        )
+    emit(output, text, as_json)
+
+
+@cli.command()
+@click.argument("uri")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 100), default=40, show_default=True)
+@click.option("--around", help="A message id to centre the page on.")
+@json_option
+@click.pass_context
+def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
+    """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
+    from tools.read_chat import NAME, read
+
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        output, text = as_tool(
+            NAME,
+            lambda: read(library, uri, offset=offset, limit=limit, around=around, budget=settings.output_budget_chars),
+        )
+    emit(output, text, as_json)
+
+
+@cli.command()
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "sse", "streamable-http"]),
+    default="stdio",
+    show_default=True,
+)
+@click.option("--host", help="Interface for sse/streamable-http [PASTCHATS_HOST, default 127.0.0.1].")
+@click.option("--port", type=int, help="Port for sse/streamable-http [PASTCHATS_PORT, default 8765].")
+@click.pass_context
+def serve(
+    ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
+) -> None:
+    """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
+    from server.app import build_server, open_library
+    from server.transports import InsecureBinding, check_binding, serve
+
+    settings = make_settings(ctx, host=host, port=port)
+    if transport != "stdio":
+        try:
+            check_binding(settings)
+        except InsecureBinding as exc:
+            raise click.ClickException(str(exc)) from None
+        path = "/sse" if transport == "sse" else "/mcp"
+        click.echo(f"pastchats: serving on http://{settings.host}:{settings.port}{path}", err=True)
+    opened_libraries: list[Library] = []
+
+    def factory(s: Settings) -> Library:
+        opened_libraries.append(open_library(s))
+        return opened_libraries[-1]
+
+    try:
+        serve(build_server(settings, factory), settings, transport)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for library in opened_libraries:
+            library.close()
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """What the store holds: chats, messages, sources, projects, time span, model, size."""
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        info = library.stats()
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(info), indent=2, default=str))
+        return
+
+    def counts(values: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(values.items(), key=lambda kv: -kv[1])) or "none"
+
+    span = f"{info.oldest:%Y-%m-%d} to {info.newest:%Y-%m-%d}" if info.oldest and info.newest else "empty"
+    click.echo(
+        f"Store: {info.home} ({info.disk_bytes / 1e6:.1f} MB)\n"
+        f"Chats: {info.conversations} · messages {info.messages} · indexed passages {info.chunks}\n"
+        f"Sources: {counts(info.sources)}\nProjects: {counts(info.projects)}\n"
+        f"Time span: {span}\nModel: {info.model}"
+    )
+
+
+def main() -> None:
+    cli()
+
+
+def _register_data_commands() -> None:
+    from server.cli_data import COMMANDS
+
+    for command in COMMANDS:
+        cli.add_command(command)
+
+
+_register_data_commands()
+
+
+if __name__ == "__main__":
+    main()

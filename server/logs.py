@@ -1,0 +1,28 @@
+"""Logging for every command: stderr or a log file, never stdout (stdout carries the protocol)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from server.settings import Settings
+
+NOISY = ("httpx", "uvicorn.access", "lance", "lancedb", "fastembed")
+
+
+def configure_logging(settings: Settings) -> None:
+    handler: logging.Handler
+    if settings.log_file is not None:
+        settings.log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(settings.log_file, encoding="utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(settings.log_level)
+    if settings.log_level != "DEBUG":
+        for name in NOISY:
+            logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLevelName(settings.log_level)))

@@ -1,0 +1,119 @@
+"""Every setting pastchats reads, in one place: built once by the CLI from flags and environment."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from storage.embedder import DEFAULT_MODEL
+
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def default_home() -> Path:
+    return Path(platformdirs.user_data_dir("pastchats", appauthor=False))
+
+
+# The variables the coding agents themselves honour to move their logs; sync looks where they look.
+AGENT_VARIABLES = (
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "AIDER_CHAT_HISTORY_FILE",
+    "XDG_CONFIG_HOME",
+    "APPDATA",
+)
+
+
+def agent_environment() -> dict[str, str]:
+    return {name: os.environ[name] for name in AGENT_VARIABLES if os.environ.get(name)}
+
+
+class Settings(BaseSettings):
+    """pastchats settings. Environment variables are `PASTCHATS_<NAME>` unless noted."""
+
+    model_config = SettingsConfigDict(env_prefix="PASTCHATS_", validate_by_name=True, extra="ignore")
+
+    home: Path = Field(
+        default_factory=default_home,
+        description="Directory holding the store (conversations, vectors, keyword index). "
+        "Default: the platform's user data directory for pastchats.",
+    )
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        description="fastembed text-embedding model. Changing it re-embeds the store.",
+    )
+    fastembed_cache_path: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("FASTEMBED_CACHE_PATH", "fastembed_cache_path"),
+        description="Where fastembed keeps (and looks for) downloaded models; "
+        "read from `FASTEMBED_CACHE_PATH`, fastembed's own variable. Default: fastembed's default.",
+    )
+    output_budget_chars: int = Field(
+        default=12_000,
+        ge=1_000,
+        le=200_000,
+        description="Upper bound on the size of one tool result's text, in characters. "
+        "Longer results are trimmed and say how to get the rest.",
+    )
+    http_token: str | None = Field(
+        default=None,
+        description="Bearer token clients must send (`Authorization: Bearer <token>`) over HTTP/SSE. "
+        "Required when the server listens on a non-loopback host.",
+    )
+    host: str = Field(default="127.0.0.1", description="Interface the HTTP/SSE transports listen on.")
+    port: int = Field(default=8765, ge=1, le=65_535, description="Port the HTTP/SSE transports listen on.")
+    log_level: LogLevel = Field(
+        default="WARNING", description="Least severe log level written (`-v` gives INFO, `-vv` DEBUG)."
+    )
+    log_file: Path | None = Field(
+        default=None, description="Append logs to this file instead of stderr. Logs never go to stdout."
+    )
+
+    sync: bool = Field(
+        default=True,
+        description="Sync agent logs (Claude Code, Codex, Gemini CLI, Aider, Cursor) in the background while "
+        "`pastchats serve` runs: once at start, then every `sync_interval` seconds. `false` turns it off.",
+    )
+    sync_interval: int = Field(
+        default=600,
+        ge=0,
+        description="Seconds between background syncs; 0 syncs once at start only.",
+    )
+    sync_paths: list[Path] = Field(
+        default_factory=list,
+        description="Extra agent-log files or folders to sync, e.g. repositories with Aider history "
+        '(JSON list: `["~/code/app"]`).',
+    )
+    user_home: Path = Field(
+        default_factory=Path.home,
+        description="The home directory in which sync looks for agent logs. Default: yours.",
+    )
+    agent_env: dict[str, str] = Field(
+        default_factory=agent_environment,
+        description="The agents' own location variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`, "
+        "`AIDER_CHAT_HISTORY_FILE`, `XDG_CONFIG_HOME`, `APPDATA`), read from the environment as the agents do.",
+    )
+    exclude_projects: list[str] = Field(
+        default_factory=list,
+        description='Projects never imported (shell globs, JSON list: `["work-secret*"]`).',
+    )
+    exclude_paths: list[str] = Field(
+        default_factory=list,
+        description="Source files never read by import or sync (shell globs, JSON list).",
+    )
+    exclude_sources: list[str] = Field(
+        default_factory=list,
+        description='Whole sources never imported (e.g. `["cursor"]`; JSON list).',
+    )
+
+    @property
+    def is_loopback(self) -> bool:
+        return self.host in LOOPBACK_HOSTS

@@ -1,0 +1,100 @@
+"""Running the server: stdio for desktop clients, streamable HTTP or SSE for everything else.
+
+Over HTTP the SDK's DNS-rebinding protection stays on for loopback hosts (a foreign Host header gets
+421). Bound to any other interface, the server refuses to start without a bearer token, and checks
+it on every request.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+from typing import Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from server.settings import Settings
+
+Transport = Literal["stdio", "sse", "streamable-http"]
+
+logger = logging.getLogger("pastchats.server")
+
+
+class InsecureBinding(Exception):
+    """Refusing to listen on a non-loopback interface without a token."""
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`; else 401."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app = app
+        self._token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self._authorised(scope):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps(
+            {"error": "invalid_token", "error_description": "send Authorization: Bearer <PASTCHATS_HTTP_TOKEN>"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 401,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", b'Bearer realm="pastchats"'),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    def _authorised(self, scope: Scope) -> bool:
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, credentials = value.partition(b" ")
+                if scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self._token):
+                    return True
+        return False
+
+
+def check_binding(settings: Settings) -> None:
+    if not settings.is_loopback and not settings.http_token:
+        raise InsecureBinding(
+            f"refusing to listen on {settings.host} without a token: anyone who can reach it could read "
+            "your chats. Set PASTCHATS_HTTP_TOKEN (clients send it as 'Authorization: Bearer <token>'), "
+            "or listen on 127.0.0.1."
+        )
+
+
+def http_app(server: MCPServer[Any], settings: Settings, transport: Transport) -> ASGIApp:
+    # host= lets the SDK switch DNS-rebinding protection on for loopback addresses.
+    if transport == "sse":
+        app: ASGIApp = server.sse_app(host=settings.host)
+    else:
+        app = server.streamable_http_app(host=settings.host)
+    return BearerToken(app, settings.http_token) if settings.http_token else app
+
+
+def serve(server: MCPServer[Any], settings: Settings, transport: Transport) -> None:
+    if transport == "stdio":
+        server.run("stdio")
+        return
+    check_binding(settings)
+    import uvicorn
+
+    path = "/sse" if transport == "sse" else "/mcp"
+    logger.warning("pastchats listening on http://%s:%d%s", settings.host, settings.port, path)
+    config = uvicorn.Config(
+        http_app(server, settings, transport),
+        host=settings.host,
+        port=settings.port,
+        log_config=None,  # uvicorn's own config sends access logs to stdout; ours go to stderr or a file
+        log_level=settings.log_level.lower(),
+        access_log=settings.log_level == "DEBUG",
+    )
+    uvicorn.Server(config).run()

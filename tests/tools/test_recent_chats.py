@@ -1,0 +1,123 @@
+"""recent_chats through a real MCP client: paging through history without gaps or repeats."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from storage.library import Library
+from tests.tools.helpers import BASE, block_uris, call, chat, library_with, server_for, text_of
+
+pytestmark = pytest.mark.anyio
+
+# 100 chats in groups of four sharing an updated_at: ties are the hard case for strict before/after.
+CHATS = [
+    chat(f"c{i:03}", [f"question number {i}", f"answer number {i}"], updated=BASE + timedelta(hours=i // 4))
+    for i in range(100)
+]
+NEWEST_FIRST = sorted(CHATS, key=lambda c: (c.updated_at, c.id), reverse=True)
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Library:
+    return library_with(tmp_path_factory.mktemp("store"), CHATS)
+
+
+async def walk(library: Library, order: str, n: int, budget: int = 12_000) -> list[str]:
+    """Page through everything the way the description teaches: the next bound is the last chat's time."""
+    seen: list[str] = []
+    bound: dict[str, Any] = {}
+    async with Client(server_for(library, budget)) as client:
+        for _ in range(200):
+            result = await client.call_tool("recent_chats", {"n": n, "sort_order": order, **bound})
+            data = result.structured_content
+            assert not result.is_error, text_of(result)
+            assert data is not None
+            assert block_uris(text_of(result)) == [hit["uri"] for hit in data["chats"]]
+            if not data["chats"]:
+                return seen
+            seen += [hit["uri"] for hit in data["chats"]]
+            edge = data["chats"][-1]["updated_at"]
+            bound = {"before": edge} if order == "desc" else {"after": edge}
+    raise AssertionError("paging did not end")
+
+
+@pytest.mark.parametrize("n", [3, 7, 20])
+async def test_paging_back_with_before_visits_every_chat_once(library: Library, n: int) -> None:
+    seen = await walk(library, "desc", n)
+    assert sorted(seen) == sorted(c.id for c in CHATS)
+    assert len(seen) == len(set(seen))
+    times = [next(c.updated_at for c in CHATS if c.id == uri) for uri in seen]
+    assert times == sorted(times, reverse=True)
+
+
+@pytest.mark.parametrize("n", [3, 20])
+async def test_paging_forward_with_after_visits_every_chat_once(library: Library, n: int) -> None:
+    seen = await walk(library, "asc", n)
+    assert sorted(seen) == sorted(c.id for c in CHATS)
+    assert len(seen) == len(set(seen))
+
+
+async def test_a_tight_budget_drops_whole_ties_so_paging_still_misses_nothing(library: Library) -> None:
+    first = await call(server_for(library, budget=1_500), "recent_chats", {"n": 20})
+    data = first.structured_content
+    assert data is not None
+    assert data["truncated"] is True
+    assert len(text_of(first)) <= 1_500
+    assert 0 < len(data["chats"]) < 20
+    assert len(data["chats"]) % 4 == 0, "ties of four are kept or dropped whole"
+    seen = await walk(library, "desc", 20, budget=1_500)
+    assert sorted(seen) == sorted(c.id for c in CHATS)
+    assert len(seen) == len(set(seen))
+
+
+async def test_the_result_ends_with_the_exact_call_for_the_next_page(library: Library) -> None:
+    result = await call(server_for(library), "recent_chats", {})
+    data = result.structured_content
+    assert data is not None
+    assert [hit["uri"] for hit in data["chats"]] == [c.id for c in NEWEST_FIRST[:4]]  # a tie of 4 is kept whole
+    assert data["next_before"] == "2025-01-21T10:00:00Z"
+    assert text_of(result).endswith("Note: Older chats: recent_chats(before='2025-01-21T10:00:00Z').")
+
+
+async def test_each_chat_shows_its_title_and_opening_messages(library: Library) -> None:
+    text = text_of(await call(server_for(library), "recent_chats", {"n": 1}))
+    assert "Title: question number 99 · messages 1-2 of 2" in text
+    assert "user: question number 99\nassistant: answer number 99\n</chat>" in text
+
+
+async def test_before_and_after_together_give_a_window(library: Library) -> None:
+    window = {"n": 20, "after": "2025-01-20T11:00:00Z", "before": "2025-01-20T13:00:00Z"}
+    result = await call(server_for(library), "recent_chats", window)
+    assert sorted(block_uris(text_of(result))) == [f"c{i:03}" for i in range(8, 12)]
+
+
+async def test_a_window_with_nothing_in_it_says_so(library: Library) -> None:
+    result = await call(server_for(library), "recent_chats", {"before": "2024-01-01T00:00:00Z"})
+    assert not result.is_error
+    assert text_of(result).startswith("No chats in that time window")
+
+
+async def test_a_project_filter_with_no_chats_is_not_an_error(library: Library) -> None:
+    result = await call(server_for(library), "recent_chats", {"project": "nope"})
+    assert not result.is_error
+    assert block_uris(text_of(result)) == []
+
+
+async def test_n_outside_1_to_20_is_rejected_by_the_schema(library: Library) -> None:
+    for n in (0, 21):
+        result = await call(server_for(library), "recent_chats", {"n": n})
+        assert result.is_error
+        assert "n" in text_of(result)
+
+
+async def test_an_empty_store_tells_the_model_the_user_must_import_chats(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    empty = library_with(tmp_path_factory.mktemp("empty"), [])
+    result = await call(server_for(empty), "recent_chats", {})
+    assert result.is_error
+    assert "pastchats import" in text_of(result)

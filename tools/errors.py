@@ -1,0 +1,52 @@
+"""Errors in layers: what the model may read, and what only the server log sees.
+
+Expected failures become a `ToolError` whose text says what to do next; anything else is logged with
+its traceback and reaches the model as one short line, never as exception text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+if TYPE_CHECKING:
+    from storage.library import Library
+
+logger = logging.getLogger("pastchats.tools")
+
+T = TypeVar("T")
+
+EMPTY_STORE = (
+    "No chats have been imported yet, so there is nothing to search. Tell the user to import their "
+    "chat history first: `pastchats import <file>` (a Claude or ChatGPT export, or a Claude Code, Codex, "
+    "Gemini, Aider or Cursor history), or `pastchats import --sample` to try it out."
+)
+INTERNAL = "Internal error in pastchats; details are in the server log. Try again, or tell the user."
+
+
+def guarded(tool: str, work: Callable[[], T]) -> T:
+    """Run a tool body, turning storage errors into actionable `ToolError`s and hiding crashes."""
+    # Imported here, not at the top: storage.library pulls in lancedb (~1.5 s), which must not delay
+    # the server's answer to `initialize`.
+    from storage.library import NotFound, StoreError
+
+    try:
+        return work()
+    except ToolError:
+        raise
+    except NotFound as exc:
+        raise ToolError(f"{exc}. Use a uri exactly as a conversation_search or recent_chats result gives it.") from None
+    except StoreError as exc:
+        raise ToolError(str(exc)) from None
+    except Exception:
+        logger.exception("%s failed", tool)
+        raise ToolError(INTERNAL) from None
+
+
+def require_chats(library: Library) -> None:
+    """Raise the empty-store error when nothing has been imported (checked only when a result is empty)."""
+    if library.is_empty():
+        raise ToolError(EMPTY_STORE)

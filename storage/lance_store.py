@@ -30,6 +30,11 @@ log = logging.getLogger(__name__)
 
 TIMESTAMP = pa.timestamp("us")
 
+# Below this many chunks an exact (flat) vector scan is fast enough (~150 ms at 100k here); above it an
+# IVF_HNSW_SQ index answers in ~10 ms at recall@10 ~0.92 (ef 300), for a one-off build of minutes.
+ANN_MIN_ROWS = 200_000
+ANN_EF = 300
+
 
 def _conversation_schema() -> pa.Schema:
     return pa.schema(
@@ -143,9 +148,10 @@ def _messages_to_json(messages: Sequence[Message]) -> str:
 
 
 class LanceStore:
-    def __init__(self, path: Path, dim: int):
+    def __init__(self, path: Path, dim: int, ann_min_rows: int = ANN_MIN_ROWS):
         self.path = path
         self.dim = dim
+        self.ann_min_rows = ann_min_rows
         # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
         self._db = lancedb.connect(str(path), read_consistency_interval=timedelta(0))
         existing = set(self._db.list_tables().tables)
@@ -181,6 +187,21 @@ class LanceStore:
             names = {tuple(ix.columns) for ix in table.list_indices()}
             if (column,) not in names and table.count_rows() > 0:
                 table.create_index(column, config=BTree())
+        self.ensure_vector_index()
+
+    def has_vector_index(self) -> bool:
+        return any(tuple(ix.columns) == ("vector",) for ix in self.chunks.list_indices())
+
+    def ensure_vector_index(self) -> None:
+        """Build the ANN index once the store is large; later imports fold new rows in (`optimize`)."""
+        rows = int(self.chunks.count_rows())
+        if rows < self.ann_min_rows or self.has_vector_index():
+            return
+        log.warning("building the vector index for %d chunks (once; this takes a few minutes)", rows)
+        from lancedb.index import IvfHnswSq
+
+        config = IvfHnswSq(distance_type="cosine", num_partitions=max(1, rows // 100_000))
+        self.chunks.create_index("vector", config=config)
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -282,7 +303,7 @@ class LanceStore:
 
     def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
         columns = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
-        query = self.chunks.search(vector.tolist()).metric("cosine").select(columns).limit(limit)
+        query = self.chunks.search(vector.tolist()).metric("cosine").ef(ANN_EF).select(columns).limit(limit)
         where = filters.sql()
         if where:
             query = query.where(where, prefilter=True)

@@ -21,6 +21,12 @@ LEG_DEPTH = 100  # candidates each leg contributes to the fusion
 # For queries with identifiers (TypeError, payment-service) exact words beat meaning: the keyword leg
 # counts this much more in the fusion.
 IDENTIFIER_KEYWORD_WEIGHT = 2.0
+KEYWORD_WEIGHT = 1.0
+VECTOR_WEIGHT = 1.0
+# A unit in a chat that matches in several places is more likely the one meant: each unit gains this
+# share of its chat's evidence (the fused scores of the chat's best CHAT_EVIDENCE_UNITS units).
+CHAT_BOOST = 0.0
+CHAT_EVIDENCE_UNITS = 3
 MATCHES_PER_CHAT = 3
 CONTEXT_BEFORE = 1
 CONTEXT_AFTER = 1
@@ -89,7 +95,7 @@ class SearchEngine:
         weights: list[float] = []
         if mode in ("hybrid", "keyword"):
             legs.append(self.keywords.search(analysed, depth, filters))
-            weights.append(IDENTIFIER_KEYWORD_WEIGHT if analysed.has_identifier else 1.0)
+            weights.append(IDENTIFIER_KEYWORD_WEIGHT if analysed.has_identifier else KEYWORD_WEIGHT)
             exact = self.keywords.search_phrases(analysed, depth, filters)
             if exact:  # chunks holding an identifier word for word rank as a list of their own
                 legs.append(exact)
@@ -97,9 +103,11 @@ class SearchEngine:
         if mode in ("hybrid", "vector") and self.embedder is not None:
             vector = self.embedder.embed_query(analysed.text)
             legs.append(self.store.vector_search(vector, depth, filters))
-            weights.append(1.0)
+            weights.append(VECTOR_WEIGHT)
         units = {hit.chunk_id: hit for leg in legs for hit in leg}
         fused = rrf([[hit.chunk_id for hit in leg] for leg in legs], weights=weights)
+        if CHAT_BOOST:
+            fused = self._chat_boost(fused, units)
         return [
             RankedUnit(
                 chunk_id=cid,
@@ -111,6 +119,19 @@ class SearchEngine:
             )
             for cid, score in fused[:limit]
         ]
+
+    @staticmethod
+    def _chat_boost(fused: list[tuple[str, float]], units: dict[str, UnitHit]) -> list[tuple[str, float]]:
+        evidence: dict[str, list[float]] = {}
+        for chunk_id, score in fused:
+            scores = evidence.setdefault(units[chunk_id].conversation_id, [])
+            if len(scores) < CHAT_EVIDENCE_UNITS:
+                scores.append(score)
+        boosted = [
+            (chunk_id, score + CHAT_BOOST * sum(evidence[units[chunk_id].conversation_id]))
+            for chunk_id, score in fused
+        ]
+        return sorted(boosted, key=lambda pair: pair[1], reverse=True)
 
     def search(
         self, query: str, *, max_results: int, mode: SearchMode = "hybrid", filters: Filters = NO_FILTERS

@@ -61,8 +61,10 @@ def _speaker(message: Message) -> str:
 class ChunkOptions:
     """How a chunk's embedded text is built. Changing these re-embeds what changed, nothing else."""
 
-    title: bool = False  # prefix the chat's title
-    previous_words: int = 0  # prefix the end of the previous message (0 = none)
+    title: bool = False  # prefix the chat's title (no gain measured; see docs/BENCHMARKS.md)
+    # Prefix the end of the previous message: a reply ("yes, last week") is embedded with what it answers.
+    # LoCoMo vector-leg recall@5 37.1 -> 44.1 with 30 words.
+    previous_words: int = 30
     speaker: bool = True  # "User: ..." / "Assistant: ..."
 
 

@@ -6,7 +6,7 @@
 Embedding knobs (`--context`, `--no-speaker`, `--title`) change what is embedded, so each combination
 gets its own stores under `bench/.cache/variants/` (built once; vectors come from the embedding cache).
 Ranking knobs (`--k`, `--vector-weight`, `--chat-boost`, `--chat-units`, `--neighbour`) only change the
-search, so they are set on the running engine. Scores with the harness's own loaders and metrics;
+search: they make the `Fusion` passed to `search_units`. Scores with the harness's own loaders and metrics;
 `python -m bench.quality` remains the record of the shipped configuration.
 """
 
@@ -18,15 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import storage.search as search
 from bench.embed_cache import CachingEmbedder
 from bench.quality.locomo import load_locomo
 from bench.quality.metrics import expand_units
 from bench.quality.run_locomo import score_question
 from storage.chunking import ChunkOptions
 from storage.embedder import FastEmbedder
-from storage.fusion import rrf
 from storage.library import Library
+from storage.search import SHIPPED, Fusion
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ("recall@5", "recall@10", "recall@25", "recall@50", "session_recall@5")
@@ -38,19 +37,22 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=ChunkOptions().previous_words)
     parser.add_argument("--no-speaker", action="store_true")
     parser.add_argument("--title", action="store_true")
-    parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--vector-weight", type=float, default=search.VECTOR_WEIGHT)
-    parser.add_argument("--chat-boost", type=float, default=search.CHAT_BOOST)
-    parser.add_argument("--chat-units", type=int, default=search.CHAT_EVIDENCE_UNITS)
-    parser.add_argument("--neighbour", type=float, default=search.NEIGHBOUR_SHARE)
+    parser.add_argument("--k", type=int, default=SHIPPED.k)
+    parser.add_argument("--vector-weight", type=float, default=SHIPPED.vector_weight)
+    parser.add_argument("--chat-boost", type=float, default=SHIPPED.chat_boost)
+    parser.add_argument("--chat-units", type=int, default=SHIPPED.chat_units)
+    parser.add_argument("--neighbour", type=float, default=SHIPPED.neighbour_share)
     parser.add_argument("--modes", default="hybrid")
     args = parser.parse_args()
 
     options = ChunkOptions(title=args.title, previous_words=args.context, speaker=not args.no_speaker)
-    search.rrf = lambda rankings, weights=None: rrf(rankings, k=args.k, weights=weights)
-    search.VECTOR_WEIGHT = args.vector_weight
-    search.CHAT_BOOST, search.CHAT_EVIDENCE_UNITS = args.chat_boost, args.chat_units
-    search.NEIGHBOUR_SHARE = args.neighbour
+    fusion = Fusion(
+        k=args.k,
+        vector_weight=args.vector_weight,
+        chat_boost=args.chat_boost,
+        chat_units=args.chat_units,
+        neighbour_share=args.neighbour,
+    )
 
     embedder = CachingEmbedder(FastEmbedder())
     tag = (
@@ -67,7 +69,7 @@ def main() -> None:
         rows = []
         for sample, library in libraries:
             for question in sample.questions:
-                units = library.search_units(question.question, limit=100, mode=mode)  # type: ignore[arg-type]
+                units = library.search_units(question.question, limit=100, mode=mode, fusion=fusion)
                 turns = list(dict.fromkeys(expand_units(u.message_ids for u in units)))
                 rows.append(score_question(turns, question.evidence))
         scores = {m: round(100 * sum(r[m] for r in rows) / len(rows), 1) for m in METRICS}

@@ -26,7 +26,7 @@ from storage.locks import StoreBusy, WriteLock
 from storage.models import Conversation
 from storage.recent import page_by_time, preview, preview_spans
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
-from storage.search import RankedUnit, SearchEngine, chat_hit, shown
+from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine, chat_hit, shown
 
 __all__ = ["IngestProgress", "IngestStats", "Library", "NotFound", "RankedUnit", "StoreError", "StoreStats"]
 
@@ -189,10 +189,11 @@ class Library:
         after: datetime | None = None,
         before: datetime | None = None,
         mode: SearchMode = "hybrid",
+        fusion: Fusion = SHIPPED,
     ) -> SearchResult:
         """Hybrid search; chats in rank order, each with its matches expanded to nearby messages."""
         filters = Filters(project=project, source=source, after=after, before=before)
-        return self.engine.search(query, max_results=max_results, mode=mode, filters=filters)
+        return self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
 
     def search_units(
         self,
@@ -204,10 +205,11 @@ class Library:
         source: str | None = None,
         after: datetime | None = None,
         before: datetime | None = None,
+        fusion: Fusion = SHIPPED,
     ) -> list[RankedUnit]:
         """Retrieval units in fused rank order, before grouping by chat (for evaluation and tooling)."""
         filters = Filters(project=project, source=source, after=after, before=before)
-        return self.engine.search_units(query, limit=limit, mode=mode, filters=filters)
+        return self.engine.search_units(query, limit=limit, mode=mode, filters=filters, fusion=fusion)
 
     def recent(
         self,

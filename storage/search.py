@@ -18,20 +18,33 @@ from storage.results import ChatHit, Match, SearchMode, SearchResult, ShownMessa
 log = logging.getLogger(__name__)
 
 LEG_DEPTH = 100  # candidates each leg contributes to the fusion
-# For queries with identifiers (TypeError, payment-service) exact words beat meaning: the keyword leg
-# counts this much more in the fusion.
-IDENTIFIER_KEYWORD_WEIGHT = 2.0
-KEYWORD_WEIGHT = 1.0
-VECTOR_WEIGHT = 1.0
-# A unit in a chat that matches strongly elsewhere is more likely the one meant: each unit gains this
-# share of its chat's evidence (the fused scores of the chat's best CHAT_EVIDENCE_UNITS units). With one
-# unit the chats' own best matches keep their order; a chat full of weak matches gains nothing from
-# their number. LoCoMo R@5 61.3 -> 64.2, R@10 72.8 -> 76.2 (docs/BENCHMARKS.md).
-CHAT_BOOST = 0.6
-CHAT_EVIDENCE_UNITS = 1
-# An answer often sits next to the turn that matched (a question and its reply): each unit gains this
-# share of its neighbours' fused scores.
-NEIGHBOUR_SHARE = 0.0
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How the legs' rankings become one. The defaults are what ships, each measured on LoCoMo and
+    LongMemEval (docs/BENCHMARKS.md); `PLAIN_RRF` is the textbook baseline they are measured against."""
+
+    # Cormack et al. chose k = 60 for fusing many TREC runs 1,000 deep. Fusing two legs 100 deep, one a
+    # small embedding model, 60 lets a chunk both legs rank middling (15th and 15th) beat one a leg ranks
+    # first; 10 keeps first places first. LoCoMo R@5 53.7 -> 60.8, R@10 61.9 -> 72.8.
+    k: int = 10
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+    # With identifiers (TypeError, payment-service) exact words beat meaning: the keyword leg counts more.
+    identifier_keyword_weight: float = 2.0
+    # A unit in a chat that matches strongly elsewhere is more likely the one meant: each unit gains this
+    # share of its chat's evidence (the fused scores of the chat's best `chat_units` units). With one unit
+    # the chats' own best matches keep their order, and many weak matches in one chat count for nothing.
+    # LoCoMo R@5 60.8 -> 64.2, R@10 72.8 -> 76.2.
+    chat_boost: float = 0.6
+    chat_units: int = 1
+    # Each unit gains this share of its neighbouring messages' scores (tried; it hurt, so it is off).
+    neighbour_share: float = 0.0
+
+
+SHIPPED = Fusion()
+PLAIN_RRF = Fusion(k=60, identifier_keyword_weight=1.0, chat_boost=0.0)
 MATCHES_PER_CHAT = 3
 CONTEXT_BEFORE = 1
 CONTEXT_AFTER = 1
@@ -89,7 +102,13 @@ class SearchEngine:
         return mode, []
 
     def search_units(
-        self, query: str, *, limit: int = 50, mode: SearchMode = "hybrid", filters: Filters = NO_FILTERS
+        self,
+        query: str,
+        *,
+        limit: int = 50,
+        mode: SearchMode = "hybrid",
+        filters: Filters = NO_FILTERS,
+        fusion: Fusion = SHIPPED,
     ) -> list[RankedUnit]:
         mode, _ = self.effective_mode(mode)
         analysed = analyse(query)
@@ -100,7 +119,7 @@ class SearchEngine:
         weights: list[float] = []
         if mode in ("hybrid", "keyword"):
             legs.append(self.keywords.search(analysed, depth, filters))
-            weights.append(IDENTIFIER_KEYWORD_WEIGHT if analysed.has_identifier else KEYWORD_WEIGHT)
+            weights.append(fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight)
             exact = self.keywords.search_phrases(analysed, depth, filters)
             if exact:  # chunks holding an identifier word for word rank as a list of their own
                 legs.append(exact)
@@ -108,13 +127,13 @@ class SearchEngine:
         if mode in ("hybrid", "vector") and self.embedder is not None:
             vector = self.embedder.embed_query(analysed.text)
             legs.append(self.store.vector_search(vector, depth, filters))
-            weights.append(VECTOR_WEIGHT)
+            weights.append(fusion.vector_weight)
         units = {hit.chunk_id: hit for leg in legs for hit in leg}
-        fused = rrf([[hit.chunk_id for hit in leg] for leg in legs], weights=weights)
-        if NEIGHBOUR_SHARE:
-            fused = self._neighbour_boost(fused, units)
-        if CHAT_BOOST:
-            fused = self._chat_boost(fused, units)
+        fused = rrf([[hit.chunk_id for hit in leg] for leg in legs], k=fusion.k, weights=weights)
+        if fusion.neighbour_share:
+            fused = self._neighbour_boost(fused, units, fusion.neighbour_share)
+        if fusion.chat_boost:
+            fused = self._chat_boost(fused, units, fusion.chat_boost, fusion.chat_units)
         return [
             RankedUnit(
                 chunk_id=cid,
@@ -128,7 +147,9 @@ class SearchEngine:
         ]
 
     @staticmethod
-    def _neighbour_boost(fused: list[tuple[str, float]], units: dict[str, UnitHit]) -> list[tuple[str, float]]:
+    def _neighbour_boost(
+        fused: list[tuple[str, float]], units: dict[str, UnitHit], share: float
+    ) -> list[tuple[str, float]]:
         by_message: dict[tuple[str, int], float] = {}
         for chunk_id, score in fused:
             unit = units[chunk_id]
@@ -139,26 +160,34 @@ class SearchEngine:
             unit = units[chunk_id]
             before = by_message.get((unit.conversation_id, unit.first_index - 1), 0.0)
             after = by_message.get((unit.conversation_id, unit.last_index + 1), 0.0)
-            boosted.append((chunk_id, score + NEIGHBOUR_SHARE * (before + after)))
+            boosted.append((chunk_id, score + share * (before + after)))
         return sorted(boosted, key=lambda pair: pair[1], reverse=True)
 
     @staticmethod
-    def _chat_boost(fused: list[tuple[str, float]], units: dict[str, UnitHit]) -> list[tuple[str, float]]:
+    def _chat_boost(
+        fused: list[tuple[str, float]], units: dict[str, UnitHit], boost: float, evidence_units: int
+    ) -> list[tuple[str, float]]:
         evidence: dict[str, list[float]] = {}
         for chunk_id, score in fused:
             scores = evidence.setdefault(units[chunk_id].conversation_id, [])
-            if len(scores) < CHAT_EVIDENCE_UNITS:
+            if len(scores) < evidence_units:
                 scores.append(score)
         boosted = [
-            (chunk_id, score + CHAT_BOOST * sum(evidence[units[chunk_id].conversation_id])) for chunk_id, score in fused
+            (chunk_id, score + boost * sum(evidence[units[chunk_id].conversation_id])) for chunk_id, score in fused
         ]
         return sorted(boosted, key=lambda pair: pair[1], reverse=True)
 
     def search(
-        self, query: str, *, max_results: int, mode: SearchMode = "hybrid", filters: Filters = NO_FILTERS
+        self,
+        query: str,
+        *,
+        max_results: int,
+        mode: SearchMode = "hybrid",
+        filters: Filters = NO_FILTERS,
+        fusion: Fusion = SHIPPED,
     ) -> SearchResult:
         used_mode, notes = self.effective_mode(mode)
-        units = self.search_units(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters)
+        units = self.search_units(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters, fusion=fusion)
         by_chat: dict[str, list[RankedUnit]] = {}
         for unit in units:
             by_chat.setdefault(unit.conversation_id, []).append(unit)

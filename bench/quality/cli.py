@@ -10,18 +10,18 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any, cast
 
 from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.locomo import load_locomo
 from bench.quality.longmemeval import VARIANTS, Variant, load_longmemeval
 from bench.quality.report import print_report, write_json
+from bench.quality.retrieve import BENCH_MODES, BenchMode
 from bench.quality.run_locomo import run_locomo
 from bench.quality.run_longmemeval import run_variant
 from bench.quality.warm import all_conversations, warm
 from storage.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder, HashEmbedder
 from storage.library import Library
-from storage.results import SearchMode
 
 REPO = Path(__file__).resolve().parents[2]
 LOCOMO_FILE = Path("locomo") / "locomo_dev.json"
@@ -35,13 +35,13 @@ def run_quality(
     only: str | None = None,
     limit: int | None = None,
     per_type: int | None = None,
-    modes: list[SearchMode] | None = None,
+    modes: list[BenchMode] | None = None,
     lme_variants: list[Variant] | None = None,
     label: str = "dev",
     workdir: Path | None = None,
 ) -> dict[str, Any]:
     """Run the selected benchmarks and return the full record (what the JSON file holds)."""
-    modes = modes or ["keyword", "vector", "hybrid"]
+    modes = modes or ["keyword", "vector", "hybrid", "plain"]
     started = time.perf_counter()
     record: dict[str, Any] = {
         "variant": label,
@@ -99,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only", choices=["locomo", "longmemeval"], help="run one benchmark")
     p.add_argument("--limit", type=int, help="first N LoCoMo conversations / LongMemEval questions (smoke runs)")
     p.add_argument("--lme-per-type", type=int, help="only the first N LongMemEval questions of each type")
-    p.add_argument("--modes", type=_csv(get_args(SearchMode)), default=["keyword", "vector", "hybrid"])
+    p.add_argument("--modes", type=_csv(BENCH_MODES), default=list(BENCH_MODES))
     p.add_argument("--lme-variants", type=_csv(VARIANTS), default=list(VARIANTS), help="user, full or both")
     p.add_argument("--variant", default="dev", help="a label for this run, recorded in the JSON and its name")
     p.add_argument("--out", type=Path, help="JSON output file (default bench/results/<timestamp>-<variant>.json)")
@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             only=args.only,
             limit=args.limit,
             per_type=args.lme_per_type,
-            modes=cast(list[SearchMode], args.modes),
+            modes=cast(list[BenchMode], args.modes),
             lme_variants=cast(list[Variant], args.lme_variants),
             label=args.variant,
             workdir=args.workdir,

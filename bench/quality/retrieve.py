@@ -9,12 +9,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
-from typing import Any
+from typing import Any, Literal
 
 from bench.quality.metrics import expand_units
 from storage.library import Library
 from storage.models import Conversation
 from storage.results import SearchMode
+from storage.search import PLAIN_RRF, SHIPPED
+
+# The product's modes, plus `plain`: both legs fused by textbook RRF (k = 60, equal weights, no chat
+# evidence), the baseline the shipped fusion is measured against in the same run.
+BenchMode = Literal["keyword", "vector", "hybrid", "plain"]
+BENCH_MODES: tuple[BenchMode, ...] = ("keyword", "vector", "hybrid", "plain")
+
+
+def product_mode(mode: BenchMode) -> SearchMode:
+    return "hybrid" if mode == "plain" else mode
+
 
 # Units asked for per query. LoCoMo needs 50 distinct turns and LongMemEval 10 distinct sessions; passages
 # of one message, or windows that overlap, share turns, so ask for more units than that.
@@ -33,31 +44,33 @@ class Retrieved:
     via: str
 
 
-def retrieve(lib: Library, query: str, mode: SearchMode, limit: int = UNIT_LIMIT) -> Retrieved:
+def retrieve(lib: Library, query: str, mode: BenchMode, limit: int = UNIT_LIMIT) -> Retrieved:
     """Ranked turns for `query`, best first, each once. Times only the library call."""
     search_units: Any = getattr(lib, "search_units", None)
     if search_units is not None:
         start = perf_counter()
-        units = search_units(query, limit=limit, mode=mode)
+        # Only `hybrid` is the product's fusion; the single legs and `plain` are the baselines, unboosted.
+        fusion = SHIPPED if mode == "hybrid" else PLAIN_RRF
+        units = search_units(query, limit=limit, mode=product_mode(mode), fusion=fusion)
         seconds = perf_counter() - start
         ranked = [[(u.conversation_id, str(m)) for m in u.message_ids] for u in units]
         return Retrieved(expand_units(ranked), seconds, "search_units")
     # Fallback: the product API, chats in rank order and each chat's matches in rank order. It sees at
     # most 10 chats, so deep cut-offs (LoCoMo @25/@50) are understated.
     start = perf_counter()
-    result = lib.search(query, max_results=SEARCH_MAX_RESULTS, mode=mode)
+    result = lib.search(query, max_results=SEARCH_MAX_RESULTS, mode=product_mode(mode))
     seconds = perf_counter() - start
-    if result.mode != mode:
+    if result.mode != product_mode(mode):
         raise RuntimeError(f"asked for {mode} search, the library answered {result.mode}: {result.notes}")
     ranked = [[(chat.uri, m) for m in match.message_ids] for chat in result.chats for match in chat.matches]
     return Retrieved(expand_units(ranked), seconds, "search")
 
 
-def check_modes(lib: Library, modes: Iterable[SearchMode]) -> None:
+def check_modes(lib: Library, modes: Iterable[BenchMode]) -> None:
     """`search_units` quietly falls back to keyword search when the model is missing; `search` says so."""
     for mode in modes:
-        answered = lib.search("probe", max_results=1, mode=mode)
-        if answered.mode != mode:
+        answered = lib.search("probe", max_results=1, mode=product_mode(mode))
+        if answered.mode != product_mode(mode):
             raise RuntimeError(f"asked for {mode} search, the library answered {answered.mode}: {answered.notes}")
 
 

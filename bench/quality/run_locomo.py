@@ -8,8 +8,7 @@ from typing import Any
 
 from bench.quality.locomo import CATEGORIES, LocomoSample, session_of
 from bench.quality.metrics import latency_summary, mean, rank_sessions, session_recall, turn_recall
-from bench.quality.retrieve import ImportTiming, LibraryFactory, check_modes, fresh_store, retrieve
-from storage.results import SearchMode
+from bench.quality.retrieve import BenchMode, ImportTiming, LibraryFactory, check_modes, fresh_store, retrieve
 
 KS = (5, 10, 25, 50)
 SESSION_K = 5
@@ -29,7 +28,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_locomo(
-    samples: list[LocomoSample], modes: list[SearchMode], open_library: LibraryFactory, workdir: Path | None = None
+    samples: list[LocomoSample], modes: list[BenchMode], open_library: LibraryFactory, workdir: Path | None = None
 ) -> dict[str, Any]:
     timing = ImportTiming()
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -9,8 +9,7 @@ from typing import Any
 
 from bench.quality.longmemeval import LmeQuestion, Variant
 from bench.quality.metrics import latency_summary, mean, ndcg_any, rank_sessions, recall_all, recall_any, turn_recall
-from bench.quality.retrieve import ImportTiming, LibraryFactory, Turn, check_modes, fresh_store, retrieve
-from storage.results import SearchMode
+from bench.quality.retrieve import BenchMode, ImportTiming, LibraryFactory, Turn, check_modes, fresh_store, retrieve
 
 SESSION_KS = (5, 10)
 TURN_KS = (5, 10, 50)
@@ -55,7 +54,7 @@ def _summarise_mode(rows: list[dict[str, Any]], seconds: list[float]) -> dict[st
 def run_variant(
     questions: list[LmeQuestion],
     variant: Variant,
-    modes: list[SearchMode],
+    modes: list[BenchMode],
     open_library: LibraryFactory,
     workdir: Path | None = None,
 ) -> dict[str, Any]:

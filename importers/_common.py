@@ -10,7 +10,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -252,3 +252,23 @@ def note_unknown(report: ImportReport, counts: Mapping[str, int], what: str) -> 
     if counts:
         listed = ", ".join(f"{kind} ×{n}" for kind, n in sorted(counts.items()))
         report.note(f"skipped unknown {what}: {listed}")
+
+
+def convert_each(
+    root: Path,
+    files: Iterable[Path],
+    report: ImportReport,
+    convert: Callable[[Path], Conversation],
+    what: str,
+) -> Iterator[Conversation]:
+    """One conversation per file; a file that cannot be read or converted is reported and skipped."""
+    for file in files:
+        where = str(file.relative_to(root)) if file != root else file.name
+        try:
+            yield convert(file)
+        except Unusable as exc:
+            report.skip(where, str(exc))
+        except OSError as exc:
+            report.skip(where, f"cannot read: {exc.strerror or exc}")
+        except RECORD_ERRORS as exc:
+            report.skip(where, f"malformed {what}: {exc}")

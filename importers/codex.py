@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from importers._common import (
-    RECORD_ERRORS,
     Turn,
-    Unusable,
     as_dict,
     as_id,
     as_list,
     as_str,
     build_conversation,
+    convert_each,
     count_unknown,
     expand_home,
     note_unknown,
@@ -76,16 +75,7 @@ class CodexImporter:
         if not files:
             raise SourceError(f"no Codex rollouts (rollout-*.jsonl) under {path}")
         unknown: dict[str, int] = {}
-        for file in files:
-            where = str(file.relative_to(path)) if file != path else file.name
-            try:
-                yield _convert(file, report, unknown)
-            except Unusable as exc:
-                report.skip(where, str(exc))
-            except OSError as exc:
-                report.skip(where, f"cannot read: {exc.strerror or exc}")
-            except RECORD_ERRORS as exc:
-                report.skip(where, f"malformed rollout: {exc}")
+        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "rollout")
         note_unknown(report, unknown, "Codex items")
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from importers._common import (
-    RECORD_ERRORS,
     Turn,
     Unusable,
     as_dict,
@@ -25,6 +24,7 @@ from importers._common import (
     as_list,
     as_str,
     build_conversation,
+    convert_each,
     count_unknown,
     expand_home,
     note_unknown,
@@ -68,19 +68,15 @@ class GeminiImporter:
             raise SourceError(f"no Gemini CLI sessions (chats/session-*.jsonl) under {path}")
         unknown: dict[str, int] = {}
         names: dict[Path, dict[str, str]] = {}
+        current = []
         for file in files:
-            where = str(file.relative_to(path)) if file != path else file.name
             if file.suffix == ".json" and file.with_suffix(".jsonl").exists():
+                where = str(file.relative_to(path)) if file != path else file.name
                 report.skip(where, f"superseded by {file.stem}.jsonl (Gemini CLI migrated it)")
-                continue
-            try:
-                yield _convert(file, report, unknown, names)
-            except Unusable as exc:
-                report.skip(where, str(exc))
-            except OSError as exc:
-                report.skip(where, f"cannot read: {exc.strerror or exc}")
-            except RECORD_ERRORS as exc:
-                report.skip(where, f"malformed session: {exc}")
+            else:
+                current.append(file)
+        convert = lambda file: _convert(file, report, unknown, names)  # noqa: E731
+        yield from convert_each(path, current, report, convert, "session")
         note_unknown(report, unknown, "Gemini record types")
 
 

@@ -7,7 +7,7 @@ the keyword index; the journal names the batch until all three have committed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,10 +88,12 @@ class Ingestor:
                     stats.skipped.append(f"{conversation.id}: appears twice in this import; the last one was kept")
                 unique[conversation.id] = conversation
             stored = self.store.versions(list(unique))
+            # One hash over every message per conversation, reused by every table written below.
+            versions = {cid: conversation.fingerprint() for cid, conversation in unique.items()}
             changed = []
             for conversation in unique.values():
                 version = stored.get(conversation.id)
-                if version == conversation.fingerprint():
+                if version == versions[conversation.id]:
                     stats.unchanged += 1
                     continue
                 if version is None:
@@ -102,8 +104,8 @@ class Ingestor:
                 changed.append(conversation)
             if changed:
                 self.lock.begin([c.id for c in changed])
-                self.store.write_conversations(changed)
-                embedded, reused = self.derive(changed)
+                self.store.write_conversations(changed, versions)
+                embedded, reused = self.derive(changed, versions)
                 self.lock.done()
                 stats.chunks_embedded += embedded
                 stats.chunks_reused += reused
@@ -116,12 +118,16 @@ class Ingestor:
             self.store.ensure_indexes()
         return stats
 
-    def derive(self, conversations: Sequence[Conversation]) -> tuple[int, int]:
+    def derive(
+        self, conversations: Sequence[Conversation], versions: Mapping[str, str] | None = None
+    ) -> tuple[int, int]:
         """Rebuild messages, chunks and keyword documents of these conversations from the models."""
+        if versions is None:
+            versions = {c.id: c.fingerprint() for c in conversations}
         model = self.embedder.model_name
         chunks = [chunk for c in conversations for chunk in chunk_conversation(c, model, self.options)]
         vectors, embedded, reused = self._vectors(chunks)
-        self.store.replace_derived(conversations, chunks, vectors)
+        self.store.replace_derived(conversations, chunks, vectors, versions)
         by_id = {c.id: c for c in conversations}
         rows = (
             {

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -325,7 +325,8 @@ class LanceStore:
 
     # ---- writes (callers hold the write lock) ------------------------------------------------
 
-    def write_conversations(self, conversations: Sequence[Conversation]) -> None:
+    def write_conversations(self, conversations: Sequence[Conversation], versions: Mapping[str, str]) -> None:
+        """Upsert the truth; `versions` are the conversations' fingerprints (computed once by the caller)."""
         rows = [
             {
                 "id": c.id,
@@ -336,7 +337,7 @@ class LanceStore:
                 "project": c.project,
                 "url": c.url,
                 "message_count": len(c.messages),
-                "version": c.fingerprint(),
+                "version": versions[c.id],
                 "messages_json": _messages_to_json(c.messages),
             }
             for c in conversations
@@ -344,11 +345,16 @@ class LanceStore:
         table = pa.Table.from_pylist(rows, schema=_conversation_schema())
         self.conversations.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
 
-    def replace_derived(self, conversations: Sequence[Conversation], chunks: Sequence[Chunk], vectors: Vectors) -> None:
+    def replace_derived(
+        self,
+        conversations: Sequence[Conversation],
+        chunks: Sequence[Chunk],
+        vectors: Vectors,
+        versions: Mapping[str, str],
+    ) -> None:
         """Atomically (per table) replace the messages and chunks of these conversations."""
         ids = [c.id for c in conversations]
         scope = sql_in("conversation_id", ids)
-        versions = {c.id: c.fingerprint() for c in conversations}
         message_rows = [
             {
                 "key": f"{c.id}\x1f{m.id}",

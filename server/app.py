@@ -17,6 +17,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from server import wiring
 from server.background import BackgroundSync
 from server.settings import Settings
 from tools import conversation_search, read_chat, recent_chats
@@ -28,13 +29,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pastchats.server")
 
 LibraryFactory = Callable[[Settings], "Library"]
-
-
-def open_library(settings: Settings) -> Library:
-    """The real library, with the configured model. Imported lazily: it pulls in lancedb."""
-    from storage.library import Library
-
-    return Library.open(settings.home, model_name=settings.model, cache_dir=settings.fastembed_cache_path)
 
 
 class WarmLibrary:
@@ -59,7 +53,7 @@ class WarmLibrary:
             self._library = self._open()
             logger.info("library ready")
         except Exception as exc:
-            from storage.library import StoreError
+            from storage.library import StoreError  # deferred: pulls in lancedb (start-up speed)
 
             if isinstance(exc, StoreError):
                 logger.error("cannot open the pastchats store: %s", exc)
@@ -88,9 +82,10 @@ class WarmLibrary:
         return self._library
 
 
-def build_server(settings: Settings, library_factory: LibraryFactory = open_library) -> MCPServer[Any]:
+def build_server(settings: Settings, library_factory: LibraryFactory | None = None) -> MCPServer[Any]:
     """The MCP server with its three tools. Tests pass a factory returning a library they built."""
-    warm = WarmLibrary(lambda: library_factory(settings))
+    factory = library_factory or wiring.open_library
+    warm = WarmLibrary(lambda: factory(settings))
     syncing = BackgroundSync(settings, warm.wait)
 
     @asynccontextmanager

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server.settings import Settings
+from server.wiring import syncer_for
 
 if TYPE_CHECKING:
     from storage.library import Library
@@ -47,8 +48,6 @@ class BackgroundSync:
                 return
 
     def run_once(self, library: Library) -> None:
-        from server.cli_data import syncer_for
-
         try:
             report = syncer_for(self._settings, library).run_once()
         except Exception:  # a failed round must not end the server; the next round tries again

@@ -4,82 +4,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal
 
 import click
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from importers import registry
 from importers.base import SourceError
-from server.logs import configure_logging
+from server import transports, wiring
+from server.app import build_server
+from server.cli_common import ISO, as_tool, emit, json_option, make_settings, opened
+from server.cli_data import COMMANDS
+from server.importing import import_source, sample_path, summary_text, totals
 from server.settings import Settings
-from tools.errors import guarded
+from tools import conversation_search, read_chat, recent_chats
 
 if TYPE_CHECKING:
     from storage.library import Library
-
-T = TypeVar("T")
-
-
-class IsoDatetime(click.ParamType[datetime, Any]):
-    name = "datetime"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
-        if isinstance(value, datetime):
-            return value
-        try:
-            return TypeAdapter(datetime).validate_python(value)
-        except ValidationError:
-            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20 or 2025-01-20T10:00Z)")
-
-
-ISO = IsoDatetime()
-
-
-def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
-    """The one Settings object: command-line flags over environment over defaults."""
-    given = {**ctx.ensure_object(dict), **overrides}
-    try:
-        settings = Settings(**{key: value for key, value in given.items() if value is not None})
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise click.ClickException(f"invalid setting: {problems}") from None
-    configure_logging(settings)
-    return settings
-
-
-@contextmanager
-def opened(settings: Settings) -> Iterator[Library]:
-    from server.app import open_library
-    from storage.library import StoreError
-
-    try:
-        library = open_library(settings)
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
-    try:
-        yield library
-    finally:
-        library.close()
-
-
-def as_tool(name: str, work: Callable[[], T]) -> T:
-    try:
-        return guarded(name, work)
-    except ToolError as exc:
-        raise click.ClickException(str(exc)) from None
-
-
-def emit(output: BaseModel, text: str, as_json: bool) -> None:
-    click.echo(output.model_dump_json(indent=2) if as_json else text)
-
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -102,9 +45,7 @@ def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) 
 @click.pass_context
 def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, as_json: bool) -> None:
     """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe."""
-    from server.cli_data import exclusions_from
-    from server.importing import import_source, sample_path, summary_text, totals
-    from storage.library import StoreError
+    from storage.library import StoreError  # deferred: pulls in lancedb (start-up speed)
 
     if not paths and not sample:
         raise click.UsageError("pass one or more files or folders to import, or --sample")
@@ -115,7 +56,7 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
             sources.append((stack.enter_context(sample_path()), None, "sample chats"))
         library = stack.enter_context(opened(settings))
         try:
-            exclusions = exclusions_from(settings)
+            exclusions = wiring.exclusions_from(settings)
             summaries = [
                 import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources
             ]
@@ -146,13 +87,11 @@ def search(
     as_json: bool,
 ) -> None:
     """Search past chats by topic: what the conversation_search tool answers."""
-    from tools.conversation_search import NAME, search
-
     settings = make_settings(ctx)
     with opened(settings) as library:
         output, text = as_tool(
-            NAME,
-            lambda: search(
+            conversation_search.NAME,
+            lambda: conversation_search.search(
                 library,
                 query,
                 max_results=max_results,
@@ -183,13 +122,11 @@ def recent(
     as_json: bool,
 ) -> None:
     """List past chats by time: what the recent_chats tool answers."""
-    from tools.recent_chats import NAME, recent
-
     settings = make_settings(ctx)
     with opened(settings) as library:
         output, text = as_tool(
-            NAME,
-            lambda: recent(
+            recent_chats.NAME,
+            lambda: recent_chats.recent(
                 library,
                 n=n,
                 sort_order=sort_order,
@@ -211,13 +148,13 @@ def recent(
 @click.pass_context
 def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
     """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
-    from tools.read_chat import NAME, read
-
     settings = make_settings(ctx)
     with opened(settings) as library:
         output, text = as_tool(
-            NAME,
-            lambda: read(library, uri, offset=offset, limit=limit, around=around, budget=settings.output_budget_chars),
+            read_chat.NAME,
+            lambda: read_chat.read(
+                library, uri, offset=offset, limit=limit, around=around, budget=settings.output_budget_chars
+            ),
         )
     emit(output, text, as_json)
 
@@ -236,25 +173,22 @@ def serve(
     ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
 ) -> None:
     """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
-    from server.app import build_server, open_library
-    from server.transports import InsecureBinding, check_binding, serve
-
     settings = make_settings(ctx, host=host, port=port)
     if transport != "stdio":
         try:
-            check_binding(settings)
-        except InsecureBinding as exc:
+            transports.check_binding(settings)
+        except transports.InsecureBinding as exc:
             raise click.ClickException(str(exc)) from None
         path = "/sse" if transport == "sse" else "/mcp"
         click.echo(f"pastchats: serving on http://{settings.host}:{settings.port}{path}", err=True)
     opened_libraries: list[Library] = []
 
     def factory(s: Settings) -> Library:
-        opened_libraries.append(open_library(s))
+        opened_libraries.append(wiring.open_library(s))
         return opened_libraries[-1]
 
     try:
-        serve(build_server(settings, factory), settings, transport)
+        transports.serve(build_server(settings, factory), settings, transport)
     except KeyboardInterrupt:
         pass
     finally:
@@ -290,14 +224,8 @@ def main() -> None:
     cli()
 
 
-def _register_data_commands() -> None:
-    from server.cli_data import COMMANDS
-
-    for command in COMMANDS:
-        cli.add_command(command)
-
-
-_register_data_commands()
+for command in COMMANDS:
+    cli.add_command(command)
 
 
 if __name__ == "__main__":

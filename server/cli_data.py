@@ -6,54 +6,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import click
-from pydantic import TypeAdapter, ValidationError
 
-if TYPE_CHECKING:
-    from server.settings import Settings
-    from storage.library import Library
-    from storage.privacy import Exclusions
-    from storage.sync import Syncer
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
-
-
-def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return TypeAdapter(datetime).validate_python(value)
-    except ValidationError:
-        raise click.BadParameter(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20)") from None
-
-
-def exclusions_from(settings: Settings) -> Exclusions:
-    """The exclusion settings (`PASTCHATS_EXCLUDE_PROJECTS`, `_PATHS`, `_SOURCES`); absent ones are empty."""
-    from storage.privacy import Exclusions
-
-    return Exclusions(
-        projects=tuple(settings.exclude_projects),
-        paths=tuple(settings.exclude_paths),
-        sources=tuple(settings.exclude_sources),
-    )
-
-
-def syncer_for(settings: Settings, library: Library, extra: Sequence[Path] = ()) -> Syncer:
-    """The Syncer the settings describe: where the agents keep their logs, extras, exclusions."""
-    from storage.sync import Syncer
-
-    return Syncer(
-        library,
-        env=settings.agent_env,
-        home=settings.user_home,
-        extra_paths=[*settings.sync_paths, *extra],
-        exclusions=exclusions_from(settings),
-    )
+from server.cli_common import ISO, json_option, make_settings, opened
+from server.importing import progress_reporter
+from server.wiring import syncer_for
 
 
 @click.command()
@@ -69,8 +30,6 @@ def syncer_for(settings: Settings, library: Library, extra: Sequence[Path] = ())
 def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     """Import what is new in the agent logs on this machine (Claude Code, Codex, Gemini CLI, Aider,
     Cursor), and keep a private copy of each log. Unchanged files are not read again."""
-    from server.cli import make_settings, opened
-    from server.importing import progress_reporter
 
     settings = make_settings(ctx)
     with opened(settings) as library:
@@ -94,9 +53,9 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
 def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
     """Delete chats (by uri, as search and recent show them) from every index and from the archive.
     Sync will not bring them back; `pastchats import FILE` does, deliberately."""
-    from server.cli import make_settings, opened
+    # deferred: these pull in lancedb (start-up speed)
+    from importers.sources.privacy import delete as delete_chats
     from storage.library import StoreError
-    from storage.privacy import delete as delete_chats
 
     settings = make_settings(ctx)
     with opened(settings) as library:
@@ -120,7 +79,7 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
 @click.option(
     "--source", help="Chats from this source (claude, chatgpt, claude-code, codex, gemini, aider, cursor, ...)."
 )
-@click.option("--before", callback=_date, help="Chats last updated before this date (ISO 8601).")
+@click.option("--before", type=ISO, help="Chats last updated before this date (ISO 8601).")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context
@@ -128,10 +87,10 @@ def forget(
     ctx: click.Context, project: str | None, source: str | None, before: datetime | None, yes: bool, as_json: bool
 ) -> None:
     """Delete every chat matching all the given criteria, from every index and from the archive."""
-    from server.cli import make_settings, opened
+    # deferred: these pull in lancedb (start-up speed)
+    from importers.sources.privacy import delete as delete_chats
+    from importers.sources.privacy import matching
     from storage.library import StoreError
-    from storage.privacy import delete as delete_chats
-    from storage.privacy import matching
 
     if project is None and source is None and before is None:
         raise click.UsageError("say what to forget: --project, --source and/or --before")
@@ -162,8 +121,7 @@ def export(
     ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
 ) -> None:
     """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
-    from server.cli import make_settings, opened
-    from storage.export import export as export_chats
+    from storage.export import export as export_chats  # deferred: pulls in lancedb (start-up speed)
 
     settings = make_settings(ctx)
     with opened(settings) as library:
@@ -179,4 +137,4 @@ def export(
 
 
 COMMANDS: list[click.Command] = [sync, delete, forget, export]
-__all__ = ["COMMANDS", "exclusions_from"]
+__all__ = ["COMMANDS"]

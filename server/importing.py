@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from importers import registry
 
 if TYPE_CHECKING:
+    from importers.sources.privacy import Exclusions
     from storage.ingest import IngestProgress
     from storage.library import Library
     from storage.models import Conversation
-    from storage.privacy import Exclusions
 
 MAX_LISTED_SKIPS = 10
 
@@ -50,6 +50,7 @@ def progress_reporter(enabled: bool, label: str) -> Iterator[Callable[[IngestPro
     if not enabled or not sys.stderr.isatty():
         yield None
         return
+    # deferred: rich's progress machinery is only needed on a terminal (start-up speed)
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -79,7 +80,7 @@ def import_source(
     An explicit import is deliberate: chats the user deleted earlier come back (and sync may update them
     again); the exclusion settings still apply.
     """
-    from storage.privacy import unforget
+    from importers.sources.privacy import unforget  # deferred: pulls in lancedb (start-up speed)
 
     conversations, report = registry.read(path, format)
     if exclusions is not None:

@@ -19,4 +19,4 @@ def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     def open_library(settings: Settings) -> Library:
         return Library.open(settings.home, embedder=HashEmbedder())
 
-    monkeypatch.setattr("server.app.open_library", open_library)
+    monkeypatch.setattr("server.wiring.open_library", open_library)

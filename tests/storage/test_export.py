@@ -11,7 +11,7 @@ from storage.embedder import HashEmbedder
 from storage.export import ExportFormat, export
 from storage.library import Library
 from storage.models import Conversation, Message
-from tests.storage.agent_home import make_agent_home
+from tests.importers.sources.agent_home import make_agent_home
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "chats.jsonl"
 

@@ -29,13 +29,13 @@ from pathlib import Path
 
 from importers import registry
 from importers.base import SourceError
-from storage.archive import Archive
-from storage.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
+from importers.sources.archive import Archive
+from importers.sources.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
+from importers.sources.privacy import EXCLUDED, Exclusions, write_lock
+from importers.sources.sync_report import Change, Problem, SyncReport
+from importers.sources.sync_state import FileMark, SyncState, tail_hash
 from storage.library import IngestProgress, Library, StoreError
 from storage.models import Conversation
-from storage.privacy import EXCLUDED, Exclusions, write_lock
-from storage.sync_report import Change, Problem, SyncReport
-from storage.sync_state import FileMark, SyncState, tail_hash
 
 __all__ = ["Problem", "SyncReport", "Syncer"]
 

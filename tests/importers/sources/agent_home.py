@@ -7,13 +7,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from storage.archive import Archive
+from importers.sources.archive import Archive
+from importers.sources.privacy import Exclusions
+from importers.sources.sync import Syncer
 from storage.embedder import HashEmbedder
 from storage.library import Library
-from storage.privacy import Exclusions
-from storage.sync import Syncer
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"
 
 SHOP = "claude-code:5e55e000-1111-4000-8000-000000000001"
 SHOP_FILE = ".claude/projects/-home-ana-src-shop/5e55e000-1111-4000-8000-000000000001.jsonl"

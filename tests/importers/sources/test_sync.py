@@ -9,7 +9,7 @@ import pytest
 
 from storage.chunking import split_passages
 from storage.locks import WriteLock
-from tests.storage.agent_home import (
+from tests.importers.sources.agent_home import (
     CODEX,
     CODEX_FILE,
     SHOP,
@@ -139,7 +139,7 @@ def test_extra_paths_add_aider_histories_and_a_missing_one_is_reported(agents: A
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / ".aider.chat.history.md").write_bytes(
-        (Path(__file__).parents[1] / "fixtures/importers/aider/.aider.chat.history.md").read_bytes()
+        (Path(__file__).parents[2] / "fixtures/importers/aider/.aider.chat.history.md").read_bytes()
     )
     report = agents.syncer(extra_paths=(repo, tmp_path / "nowhere")).run_once()
     assert report.files_new == 8

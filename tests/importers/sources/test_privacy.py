@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from importers.sources.privacy import EXCLUDED, Exclusions, delete, forget, unforget
+from importers.sources.sync_state import SyncState
 from storage.library import NotFound
-from storage.privacy import EXCLUDED, Exclusions, delete, forget, unforget
-from storage.sync_state import SyncState
-from tests.storage.agent_home import (
+from tests.importers.sources.agent_home import (
     CODEX,
     CODEX_FILE,
     SHOP,

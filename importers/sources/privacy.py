@@ -23,12 +23,12 @@ from urllib.parse import unquote, urlparse
 from pydantic import BaseModel, ConfigDict, Field
 
 from importers.base import ImportReport
-from storage.archive import Archive
+from importers.sources.archive import Archive
+from importers.sources.sync_state import SyncState
 from storage.filters import Filters
 from storage.library import Library, StoreError
 from storage.locks import StoreBusy
 from storage.models import Conversation, content_hash
-from storage.sync_state import SyncState
 
 EXCLUDED = "excluded by settings"
 

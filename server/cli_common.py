@@ -1,0 +1,76 @@
+"""What every `pastchats` command shares: settings from flags, the opened store, options, output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from server import wiring
+from server.logs import configure_logging
+from server.settings import Settings
+from tools.errors import guarded
+
+if TYPE_CHECKING:
+    from storage.library import Library
+
+T = TypeVar("T")
+
+
+class IsoDatetime(click.ParamType[datetime, Any]):
+    name = "datetime"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            return TypeAdapter(datetime).validate_python(value)
+        except ValidationError:
+            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20 or 2025-01-20T10:00Z)")
+
+
+ISO = IsoDatetime()
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+
+
+def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
+    """The one Settings object: command-line flags over environment over defaults."""
+    given = {**ctx.ensure_object(dict), **overrides}
+    try:
+        settings = Settings(**{key: value for key, value in given.items() if value is not None})
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise click.ClickException(f"invalid setting: {problems}") from None
+    configure_logging(settings)
+    return settings
+
+
+@contextmanager
+def opened(settings: Settings) -> Iterator[Library]:
+    from storage.library import StoreError  # deferred: pulls in lancedb (start-up speed)
+
+    try:
+        library = wiring.open_library(settings)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        yield library
+    finally:
+        library.close()
+
+
+def as_tool(name: str, work: Callable[[], T]) -> T:
+    try:
+        return guarded(name, work)
+    except ToolError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def emit(output: BaseModel, text: str, as_json: bool) -> None:
+    click.echo(output.model_dump_json(indent=2) if as_json else text)

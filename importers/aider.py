@@ -3,10 +3,17 @@
 Each `# aider chat started at YYYY-MM-DD HH:MM:SS` line starts a session; each session is one
 conversation, with id `aider:<hash of the file's absolute path>:<start as written>`. Aider writes
 that time in the machine's local time, so it is read in the importer's `tz` (the local zone unless
-given) and stored as UTC. `#### ` lines are the user; `> ` lines are aider's own output (commands,
-edits applied, confirmations): they are kept, as one shortened `tool` message per block, so a
-failed command stays findable; everything else is the assistant. The project is the repository
-folder that holds the file.
+given) and stored as UTC. It is the only time the file holds: a session's times are its header's.
+
+Roles follow how aider writes the file (`aider/io.py`): every line aider writes for the user is
+`#### ` + the line and ends with a markdown hard break (two spaces); each prompt starts after a blank
+line. Its own output (commands, edits applied, confirmations, `^C` notices) is `> ` + the line, also
+ending with a hard break; these are kept as one shortened `tool` message per block. A reply is
+written whole, as plain text, after it ends or is interrupted, so a code fence left open by an
+interrupted reply cannot reach past it: the next `#### ` line is the user again. A `>>>>>>> REPLACE`
+line is the reply's text (aider's own lines have a space after `>`). When an editor has stripped the
+hard breaks, the prefixes alone decide, and `> ` lines inside a reply's open fence stay with it.
+The project is the repository folder that holds the file.
 """
 
 from __future__ import annotations
@@ -18,12 +25,17 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from importers._common import Turn, Unusable, build_conversation, expand_home, summarise_tool_result
-from importers._files import file_time, read_head
+from importers._files import read_head
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
 HISTORY_FILE = ".aider.chat.history.md"
-_SESSION = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$", re.MULTILINE)
+# The very first releases (May 2023) wrote "Aider" capitalised and prefixed user lines "#### > ".
+_SESSION = re.compile(r"^# [Aa]ider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t]*\r?$", re.MULTILINE)
+_USER = re.compile(r"^####(?: |$)")
+_TOOL = re.compile(r"^>(?: |$)")
+_HARD_BREAK = "  "
+_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -48,13 +60,13 @@ class AiderImporter:
             return (path / HISTORY_FILE).is_file()
         if not path.is_file() or path.suffix.lower() != ".md":
             return False
-        return path.name == HISTORY_FILE or read_head(path, 512).lstrip().startswith("# aider chat started at")
+        return path.name == HISTORY_FILE or _SESSION.match(read_head(path, 512).lstrip()) is not None
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
         file = path / HISTORY_FILE if path.is_dir() else path
         try:
-            text = file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
+            text = file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff").replace("\r\n", "\n")
         except OSError as exc:
             raise SourceError(f"cannot read {file}: {exc.strerror or exc}") from exc
         headers = list(_SESSION.finditer(text))
@@ -79,15 +91,15 @@ class AiderImporter:
             except ValueError:
                 report.skip(f"{file.name}, session at {stamp}", "unreadable start time")
                 continue
-            last = number + 1 == len(headers)
+            legacy = header.group(0).startswith("# Aider")
             try:
                 yield build_conversation(
                     id=conversation_id,
                     source="aider",
-                    turns=_turns(text[header.end() : end]),
+                    turns=parse_session(text[header.end() : end], legacy=legacy),
                     report=report,
                     created_at=started,
-                    updated_at=max(started, file_time(file)) if last else started,
+                    updated_at=started,
                     project=str(resolved.parent),
                     url=resolved.as_uri(),
                 )
@@ -95,39 +107,63 @@ class AiderImporter:
                 report.skip(f"{file.name}, session at {stamp}", str(exc))
 
 
-def _line_role(line: str) -> Role | None:
-    """Who a line belongs to, or None for a blank line (which stays with the block it is in)."""
-    if line.startswith("####"):
-        return "user"
-    if line.startswith(">"):
-        return "tool"
-    return "assistant" if line.strip() else None
-
-
-def _turns(body: str) -> list[Turn]:
+def parse_session(body: str, *, legacy: bool = False) -> list[Turn]:
+    """The messages of one session's text (everything after its header line)."""
+    lines = body.split("\n")
+    # Aider ends every line it writes for the user or itself with a hard break; if none of the
+    # prefixed lines has one, something stripped trailing spaces and the prefixes alone must do.
+    strict = any(line.endswith(_HARD_BREAK) for line in lines if _USER.match(line) or _TOOL.match(line))
     turns: list[Turn] = []
     role: Role | None = None
-    lines: list[str] = []
+    block: list[str] = []
     fenced = False
+    after_blank = True
 
     def flush() -> None:
-        if role is not None and lines:
-            text = "\n".join(lines).strip()
+        text = "\n".join(block).strip()
+        if role == "user" and text == "<blank>":  # aider's marker for an empty prompt
+            text = ""
+        if role is not None and text:
             turns.append(Turn("", role, summarise_tool_result(text, 500) if role == "tool" else text))
-        lines.clear()
+        block.clear()
 
-    for line in body.split("\n"):
-        kind = "assistant" if fenced and role == "assistant" else _line_role(line)
-        if line.lstrip().startswith("```") and kind == "assistant":
-            fenced = not fenced
-        if kind is not None and kind != role:
+    for line in lines:
+        kind = _line_kind(line, strict, fenced and role == "assistant")
+        if kind is None:  # a blank line stays with the block it is in
+            if block:
+                block.append("")
+            after_blank = True
+            continue
+        # Each prompt is written after a blank line; its own lines follow without one.
+        if kind != role or (kind == "user" and after_blank):
             flush()
-            role = kind
-        # aider ends its own lines with two spaces (a markdown line break): not part of the text
-        if role == "user":
-            line = (line[5:] if line.startswith("#### ") else line.removeprefix("####")).rstrip()
-        elif role == "tool":
-            line = (line[2:] if line.startswith("> ") else line.removeprefix(">")).rstrip()
-        lines.append(line)
+            role, fenced = kind, False
+        after_blank = False
+        if kind == "user":
+            line = _unprefix(line, "####").rstrip()
+            if legacy:
+                line = line.removeprefix("> ")
+        elif kind == "tool":
+            line = _unprefix(line, ">").rstrip()
+        elif _FENCE.match(line):
+            fenced = not fenced
+        block.append(line)
     flush()
     return turns
+
+
+def _line_kind(line: str, strict: bool, in_fence: bool) -> Role | None:
+    """Whose line this is, as aider's writer decides it; None for a blank line."""
+    if not line.strip():
+        return None
+    written_by_aider = line.endswith(_HARD_BREAK) or not strict
+    if _USER.match(line) and written_by_aider:
+        return "user"
+    if _TOOL.match(line) and written_by_aider and (strict or not in_fence):
+        return "tool"
+    return "assistant"
+
+
+def _unprefix(line: str, prefix: str) -> str:
+    rest = line[len(prefix) :]
+    return rest[1:] if rest.startswith(" ") else rest

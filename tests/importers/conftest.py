@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from importers.base import Importer, ImportReport
+from importers.registry import without_opted_out
+from server.importing import SourceSummary, import_source, summary_text
+from storage.embedder import HashEmbedder
+from storage.library import Library
 from storage.models import Conversation
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
@@ -72,3 +77,60 @@ def cursor_user_dir(tmp_path: Path) -> Path:
     build_vscdb(workspace / "state.vscdb", json.loads((FIXTURES / "cursor" / "workspace.json").read_text()))
     (workspace / "workspace.json").write_text(json.dumps({"folder": "file:///home/ana/src/auth%20service"}))
     return user
+
+
+# --- the real import path, for the real-shape tests ---------------------------------------------
+
+SUMMARIES: list[str] = []
+
+
+@dataclass
+class Imported:
+    """What `pastchats import` made of one fixture: the stored chats, the printed summary, a search."""
+
+    library: Library
+    conversations: list[Conversation]
+    summary: str
+
+    def found(self, phrase: str) -> list[str]:
+        """Ids of the chats a keyword search for `phrase` returns."""
+        return [chat.uri for chat in self.library.search(phrase, mode="keyword").chats]
+
+    def chat(self, conversation_id: str) -> Conversation:
+        return next(c for c in self.conversations if c.id == conversation_id)
+
+
+ImportFixture = Callable[..., Imported]
+
+
+@pytest.fixture
+def import_fixture(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ImportFixture]:
+    """Import a path as the CLI does (format detection, report, store) into a fresh library."""
+    libraries: list[Library] = []
+
+    def run(path: Path, format: str | None = None, importer: Importer | None = None) -> Imported:
+        library = Library.open(tmp_path / f"store-{len(libraries)}", embedder=HashEmbedder())
+        libraries.append(library)
+        if importer is not None:  # a configured importer (a fixed time zone), read the same way
+            report = ImportReport(path=path, format=importer.name)
+            stats = library.import_conversations(without_opted_out(importer.read(path, report), report))
+            summary = SourceSummary(path=path.name, format=importer.name, new=stats.new, messages=stats.messages)
+            summary.skipped = [{"where": s.where, "reason": s.reason} for s in report.skipped]
+            summary.notes = list(report.notes)
+        else:
+            summary = import_source(library, path, format, show_progress=False, label=path.name)
+        text = summary_text([summary])
+        SUMMARIES.append(f"{request.node.name}:\n  " + text.replace("\n", "\n  "))
+        return Imported(library, sorted(library.iter_conversations(), key=lambda c: c.created_at), text)
+
+    yield run
+    for library in libraries:
+        library.close()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Show what each real-shape fixture's import said, ignored record types included."""
+    if SUMMARIES:
+        terminalreporter.section("import summaries of the real-shape fixtures")
+        for text in SUMMARIES:
+            terminalreporter.write_line(text)

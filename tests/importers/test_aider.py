@@ -60,11 +60,11 @@ def test_aider_local_start_times_are_converted_to_utc(repo: Path, read_all) -> N
     assert conversations[0].created_at == datetime(2024, 8, 12, 13, 3, 27, tzinfo=UTC)
 
 
-def test_aider_only_the_last_session_can_be_updated_later(repo: Path, read_all) -> None:
+def test_aider_sessions_end_when_they_start_as_the_file_holds_no_other_time(repo: Path, read_all) -> None:
     first, last = read_all(IMPORTER, repo)[0]
 
     assert first.updated_at == first.created_at
-    assert last.updated_at >= last.created_at
+    assert last.updated_at == last.created_at
 
 
 def test_aider_default_locations_name_the_configured_history_file() -> None:

@@ -243,15 +243,21 @@ def _title_from(messages: list[Message]) -> str:
     return "Untitled conversation"
 
 
-def count_unknown(counts: dict[str, int], kind: str) -> None:
-    counts[kind] = counts.get(kind, 0) + 1
+# (what was met, which of its attributes was unknown, the value): how many times.
+UnknownCounts = dict[tuple[str, str, str], int]
 
 
-def note_unknown(report: ImportReport, counts: Mapping[str, int], what: str) -> None:
-    """One report note listing the unknown block/content types that were skipped, with counts."""
-    if counts:
-        listed = ", ".join(f"{kind} ×{n}" for kind, n in sorted(counts.items()))
-        report.note(f"skipped unknown {what}: {listed}")
+def count_unknown(counts: UnknownCounts, kind: str, what: str = "records", attribute: str = "type") -> None:
+    """Count one record (block, message) whose `attribute` has a value this importer does not know."""
+    key = (what, attribute, kind or "(none)")
+    counts[key] = counts.get(key, 0) + 1
+
+
+def note_unknown(report: ImportReport, counts: Mapping[tuple[str, str, str], int]) -> None:
+    """One report note per unknown kind: "ignored 12 records of unknown type 'x'". Never silent."""
+    for (what, attribute, kind), n in sorted(counts.items()):
+        noun = what.removesuffix("s") if n == 1 and what.endswith("s") else what
+        report.note(f"ignored {n} {noun} of unknown {attribute} '{kind}'")
 
 
 def convert_each(

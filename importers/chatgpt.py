@@ -19,6 +19,7 @@ from importers._bundle import BrokenJson, Bundle, iter_json_array, open_bundle
 from importers._common import (
     RECORD_ERRORS,
     Turn,
+    UnknownCounts,
     Unusable,
     as_dict,
     as_id,
@@ -69,7 +70,7 @@ class ChatGPTImporter:
         if not members:
             raise SourceError(f"{path.name} holds no conversations.json; is it a ChatGPT export?")
         fallback = file_time(path)
-        unknown: dict[str, int] = {}
+        unknown: UnknownCounts = {}
         seen, problems = 0, []
         for member in members:
             try:
@@ -91,7 +92,7 @@ class ChatGPTImporter:
                 report.skip(member, f"{exc}; the conversations before it were imported")
         if seen == 0:
             raise SourceError("; ".join(problems) or f"{path.name} holds no conversations")
-        note_unknown(report, unknown, "ChatGPT content types")
+        note_unknown(report, unknown)
 
 
 def _members(bundle: Bundle) -> list[str]:
@@ -103,7 +104,7 @@ def _members(bundle: Bundle) -> list[str]:
     return []
 
 
-def _convert(raw: object, report: ImportReport, unknown: dict[str, int], fallback: datetime) -> Conversation:
+def _convert(raw: object, report: ImportReport, unknown: UnknownCounts, fallback: datetime) -> Conversation:
     if not isinstance(raw, dict):
         raise Unusable(f"expected a conversation object, got {type(raw).__name__}")
     conversation_id = as_id(raw.get("conversation_id")) or as_id(raw.get("id"))
@@ -152,7 +153,7 @@ def _node_time(node: object) -> float:
     return moment.timestamp() if moment else 0.0
 
 
-def _turn(node_id: str, message: dict[str, Any], unknown: dict[str, int]) -> Turn | None:
+def _turn(node_id: str, message: dict[str, Any], unknown: UnknownCounts) -> Turn | None:
     if not message:
         return None
     metadata = as_dict(message.get("metadata"))
@@ -161,7 +162,7 @@ def _turn(node_id: str, message: dict[str, Any], unknown: dict[str, int]) -> Tur
     author = as_dict(message.get("author"))
     role = _ROLES.get(as_str(author.get("role")))
     if role is None:
-        count_unknown(unknown, f"author {as_str(author.get('role')) or '?'}")
+        count_unknown(unknown, as_str(author.get("role")), "messages", "author role")
         return None
     text = _content_text(as_dict(message.get("content")), unknown)
     if role == "tool" and text:
@@ -170,7 +171,7 @@ def _turn(node_id: str, message: dict[str, Any], unknown: dict[str, int]) -> Tur
     return Turn(as_id(message.get("id")) or node_id, role, text, parse_time(message.get("create_time")))
 
 
-def _content_text(content: dict[str, Any], unknown: dict[str, int]) -> str:
+def _content_text(content: dict[str, Any], unknown: UnknownCounts) -> str:
     kind = as_str(content.get("content_type"))
     if kind in {"text", "multimodal_text"}:
         return "\n".join(_part_text(part) for part in as_list(content.get("parts"))).strip()
@@ -186,7 +187,7 @@ def _content_text(content: dict[str, Any], unknown: dict[str, int]) -> str:
     if kind == "system_error":
         return f"[error: {shorten(as_str(content.get('text')), 200)}]"
     if kind not in _SILENT_CONTENT:
-        count_unknown(unknown, kind or "missing content_type")
+        count_unknown(unknown, kind, "messages", "content type")
     return ""
 
 

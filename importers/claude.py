@@ -18,6 +18,7 @@ from importers._bundle import BrokenJson, Bundle, iter_json_array, open_bundle
 from importers._common import (
     RECORD_ERRORS,
     Turn,
+    UnknownCounts,
     Unusable,
     as_dict,
     as_id,
@@ -70,7 +71,7 @@ class ClaudeImporter:
             raise SourceError(f"{path.name} holds no {CONVERSATIONS}; is it a Claude.ai export?")
         projects = _project_names(bundle, report)
         fallback = file_time(path)
-        unknown: dict[str, int] = {}
+        unknown: UnknownCounts = {}
         seen = 0
         try:
             for number, raw in enumerate(iter_json_array(bundle.read_text(member)), start=1):
@@ -90,7 +91,7 @@ class ClaudeImporter:
             report.skip(member, f"{exc}; the conversations before it were imported")
         if seen == 0:
             raise SourceError(f"{path.name} holds no conversations")
-        note_unknown(report, unknown, "Claude content")
+        note_unknown(report, unknown)
 
 
 def _member(bundle: Bundle) -> str | None:
@@ -119,7 +120,7 @@ def _project_names(bundle: Bundle, report: ImportReport) -> dict[str, str]:
 
 
 def _convert(
-    raw: object, projects: dict[str, str], report: ImportReport, unknown: dict[str, int], fallback: datetime
+    raw: object, projects: dict[str, str], report: ImportReport, unknown: UnknownCounts, fallback: datetime
 ) -> Conversation:
     if not isinstance(raw, dict):
         raise Unusable(f"expected a conversation object, got {type(raw).__name__}")
@@ -129,11 +130,11 @@ def _convert(
     turns: list[Turn] = []
     for message in as_list(raw.get("chat_messages")):
         if not isinstance(message, dict):
-            count_unknown(unknown, "non-object message")
+            count_unknown(unknown, "not an object", "messages", "shape")
             continue
         role = _SENDERS.get(as_str(message.get("sender")).lower())
         if role is None:
-            count_unknown(unknown, f"sender {as_str(message.get('sender')) or '?'}")
+            count_unknown(unknown, as_str(message.get("sender")), "messages", "sender")
             continue
         text = _message_text(message, unknown)
         turns.append(Turn(as_id(message.get("uuid")), role, text, parse_time(message.get("created_at"))))
@@ -161,7 +162,7 @@ def _project_of(raw: dict[str, Any], projects: dict[str, str]) -> str | None:
     return None
 
 
-def _message_text(message: dict[str, Any], unknown: dict[str, int]) -> str:
+def _message_text(message: dict[str, Any], unknown: UnknownCounts) -> str:
     parts: list[str] = []
     for block in as_list(message.get("content")):
         block = as_dict(block)
@@ -173,7 +174,7 @@ def _message_text(message: dict[str, Any], unknown: dict[str, int]) -> str:
         elif kind == "tool_result":
             parts.append(summarise_tool_result(_result_text(block.get("content")), error=block.get("is_error") is True))
         elif kind not in _SKIPPED_BLOCKS:
-            count_unknown(unknown, f"block {kind or '?'}")
+            count_unknown(unknown, kind, "content blocks")
     text = "\n\n".join(part for part in parts if part.strip())
     if not text.strip():
         text = as_str(message.get("text"))

@@ -5,6 +5,19 @@ logs in `<sessionId>/subagents/agent-*.jsonl`. A path may be one file, a project
 One file is one conversation; the project is the session's working directory. Tool calls become
 `[tool Bash: git status]`, tool results one shortened line, thinking is skipped. Streamed assistant
 records that share one API message id are joined into one message.
+
+Claude Code 2.x also logs its prompt queue: a prompt typed while the agent is busy is written as
+`{"type":"queue-operation","operation":"enqueue","content":...}`; `dequeue` means it was sent as the
+next turn (a `user` record follows), `remove` that it was taken in mid-turn (newer versions add a
+`queued_command` attachment carrying it), `popAll` that the user pulled the queue back to edit it.
+Every prompt the user typed is imported once: at its enqueue, unless a later user record or
+attachment carries the same words, or the user took it back. Queued task notifications are the
+harness's own and are not the user.
+
+Auto-compaction runs a helper agent whose log (`subagents/agent-acompact-*.jsonl`) replays the whole
+session to summarise it; the summary lands in the session itself (`isCompactSummary`), so these logs
+are not chats and are skipped, saying so. Bookkeeping record types are known and skipped; any other
+type is counted in the report.
 """
 
 from __future__ import annotations
@@ -15,6 +28,8 @@ from typing import Any
 
 from importers._common import (
     Turn,
+    UnknownCounts,
+    Unusable,
     as_dict,
     as_id,
     as_list,
@@ -33,6 +48,23 @@ from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
 _SKIPPED_BLOCKS = {"thinking", "redacted_thinking"}
+COMPACTION_PREFIX = "agent-acompact-"
+# Record types Claude Code writes that hold no conversation text of their own (state, progress,
+# titles handled above); other types are counted as unknown.
+_BOOKKEEPING = {
+    "system",
+    "progress",
+    "file-history-snapshot",
+    "last-prompt",
+    "agent-name",
+    "agent-color",
+    "tag",
+    "mode",
+    "permission-mode",
+    "worktree-state",
+    "relocated",
+}
+_NOTIFICATIONS = ("<task-notification>", "[SYSTEM NOTIFICATION")
 
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -62,64 +94,79 @@ class ClaudeCodeImporter:
         files = [path] if path.is_file() else sorted(_root(path).rglob("*.jsonl"))
         if not files:
             raise SourceError(f"no Claude Code transcripts (*.jsonl) under {path}")
-        unknown: dict[str, int] = {}
+        unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "transcript")
-        note_unknown(report, unknown, "Claude Code content")
+        note_unknown(report, unknown)
 
 
 def _root(path: Path) -> Path:
     return path / "projects" if (path / "projects").is_dir() else path
 
 
-def _convert(file: Path, report: ImportReport, unknown: dict[str, int]) -> Conversation:
+def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+    if file.stem.startswith(COMPACTION_PREFIX):
+        raise Unusable("auto-compaction helper log; its summary is part of the session it compacted")
     subagent = file.parent.name == "subagents"
+    conversation_id = f"claude-code:{file.stem}"
+    if subagent:
+        conversation_id = f"claude-code:{file.parent.parent.name}:{file.stem}"
     turns: list[Turn] = []
+    queue = _Queue()
     uuids: set[str] = set()
     summaries: dict[str, str] = {}
-    custom_title = cwd = session = last_api_id = ""
+    titles = {"custom": "", "ai": ""}
+    cwd = last_api_id = ""
     sidechain = 0
-    for _, record in iter_jsonl(file, report):
+    for line, record in iter_jsonl(file, report):
         record = as_dict(record)
         kind = as_str(record.get("type"))
+        when = parse_time(record.get("timestamp"))
         if kind == "summary":
             summaries[as_id(record.get("leafUuid"))] = as_str(record.get("summary"))
+        elif kind in {"custom-title", "ai-title"}:
+            key = kind.removesuffix("-title")
+            titles[key] = as_str(record.get(f"{key}Title")) or titles[key]
+        elif kind == "queue-operation":
+            queue.operation(record, Turn(f"{conversation_id}:queued:{line}", "user", "", when), turns)
+        elif kind == "attachment":
+            prompt = _queued_prompt(as_dict(record.get("attachment")))
+            if prompt:
+                queue.delivered(prompt)
+                turns.append(Turn(f"{conversation_id}:attachment:{line}", "user", prompt, when))
+        elif kind not in {"user", "assistant"}:
+            if kind not in _BOOKKEEPING:
+                count_unknown(unknown, kind)
+        elif record.get("isMeta") is True:
             continue
-        if kind == "custom-title":
-            custom_title = as_str(record.get("customTitle")) or custom_title
-            continue
-        if kind not in {"user", "assistant"} or record.get("isMeta") is True:
-            continue
-        if record.get("isSidechain") is True and not subagent:
+        elif record.get("isSidechain") is True and not subagent:
             sidechain += 1  # older versions logged subagents inline; they are not the main thread
-            continue
-        uuid = as_id(record.get("uuid"))
-        uuids.add(uuid)
-        cwd = cwd or as_str(record.get("cwd"))
-        session = session or as_id(record.get("sessionId"))
-        message = as_dict(record.get("message"))
-        when = parse_time(record.get("timestamp"))
-        if kind == "assistant":
-            text = _assistant_text(message.get("content"), unknown)
-            api_id = as_id(message.get("id"))
-            if api_id and api_id == last_api_id and turns and turns[-1].role == "assistant":
-                turns[-1].text = "\n\n".join(part for part in (turns[-1].text, text) if part)
-            else:
-                turns.append(Turn(uuid, "assistant", text, when))
-            last_api_id = api_id
         else:
+            uuid = as_id(record.get("uuid"))
+            uuids.add(uuid)
+            cwd = cwd or as_str(record.get("cwd"))
+            message = as_dict(record.get("message"))
+            if kind == "assistant":
+                text = _assistant_text(message.get("content"), unknown)
+                api_id = as_id(message.get("id"))
+                if api_id and api_id == last_api_id and turns and turns[-1].role == "assistant":
+                    turns[-1].text = "\n\n".join(part for part in (turns[-1].text, text) if part)
+                else:
+                    turns.append(Turn(uuid, "assistant", text, when))
+                last_api_id = api_id
+                continue
             last_api_id = ""
             role: Role = "system" if record.get("isCompactSummary") is True else "user"
             text, results = _user_parts(message.get("content"), unknown)
             if results:
                 turns.append(Turn(f"{uuid}:result" if uuid else "", "tool", results, when))
+            if role == "user" and text:
+                queue.delivered(text)
             turns.append(Turn(uuid, role, text, when))
     if sidechain:
         report.note(f"{file.name}: {sidechain} inline subagent record(s) left out of the main thread")
-    title = custom_title or next((summaries[key] for key in reversed(summaries) if key in uuids), "")
-    conversation_id = f"claude-code:{file.stem}"
+    title = titles["custom"] or titles["ai"]
+    title = title or next((summaries[key] for key in reversed(summaries) if key in uuids), "")
     if subagent:
-        parent = file.parent.parent.name or session
-        conversation_id = f"claude-code:{parent}:{file.stem}"
         title = title or f"Subagent: {next((t.text for t in turns if t.role == 'user'), '')}"
     return build_conversation(
         id=conversation_id,
@@ -133,7 +180,67 @@ def _convert(file: Path, report: ImportReport, unknown: dict[str, int]) -> Conve
     )
 
 
-def _assistant_text(content: object, unknown: dict[str, int]) -> str:
+class _Queue:
+    """Prompts typed while the agent was busy, placed where they were typed until a later record
+    shows them again (then that record is the message) or the user takes them back."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Turn] = []  # still in the queue: the user can take these back
+        self.sent: list[Turn] = []  # left the queue: a record carrying them may follow
+
+    def operation(self, record: dict[str, Any], turn: Turn, turns: list[Turn]) -> None:
+        operation = as_str(record.get("operation"))
+        content = _plain_text(record.get("content")).strip()
+        if operation == "enqueue":
+            turn.text = content
+            if content and not _is_notification(content):
+                turns.append(turn)
+                self.waiting.append(turn)
+        elif operation in {"dequeue", "remove"} and self.waiting:
+            # dequeue takes the oldest (a user record follows); remove names what was taken in mid-turn
+            taken = (
+                next((t for t in self.waiting if t.text == content), self.waiting[0]) if content else self.waiting[0]
+            )
+            self.waiting.remove(taken)
+            self.sent.append(taken)
+        elif operation == "popAll":  # pulled back into the prompt box; if resent, it is logged again
+            for waiting in self.waiting:
+                waiting.text = ""
+            self.waiting.clear()
+
+    def delivered(self, text: str) -> None:
+        """A record carrying these words: the queued copy of them is not needed."""
+        for queued in (*self.sent, *self.waiting):
+            if queued.text and queued.text in text:
+                queued.text = ""
+                (self.sent if queued in self.sent else self.waiting).remove(queued)
+                return
+
+
+def _queued_prompt(attachment: dict[str, Any]) -> str:
+    """A prompt the user queued, as the attachment that delivered it mid-turn carries it; "" for
+    other attachments and for what the harness itself queued (task notifications, SDK input)."""
+    if as_str(attachment.get("type")) != "queued_command":
+        return ""
+    origin = attachment.get("origin")
+    if isinstance(origin, dict) and as_str(origin.get("kind")) not in {"", "human"}:
+        return ""
+    text = _plain_text(attachment.get("prompt"))
+    return "" if _is_notification(text) else text
+
+
+def _plain_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    parts = [as_dict(block) for block in as_list(content)]
+    return "\n\n".join(as_str(p.get("text")) if p.get("type") == "text" else f"[{p.get('type')}]" for p in parts)
+
+
+def _is_notification(text: str) -> bool:
+    return text.lstrip().startswith(_NOTIFICATIONS)
+
+
+def _assistant_text(content: object, unknown: UnknownCounts) -> str:
     if isinstance(content, str):
         return content
     parts: list[str] = []
@@ -145,11 +252,11 @@ def _assistant_text(content: object, unknown: dict[str, int]) -> str:
         elif kind in {"tool_use", "server_tool_use"}:
             parts.append(summarise_tool_call(as_str(block.get("name")), block.get("input")))
         elif kind not in _SKIPPED_BLOCKS:
-            count_unknown(unknown, f"block {kind or '?'}")
+            count_unknown(unknown, kind, "content blocks")
     return "\n\n".join(part for part in parts if part.strip())
 
 
-def _user_parts(content: object, unknown: dict[str, int]) -> tuple[str, str]:
+def _user_parts(content: object, unknown: UnknownCounts) -> tuple[str, str]:
     """(what the user wrote, the tool results this record carries back)."""
     if isinstance(content, str):
         return content, ""
@@ -166,7 +273,7 @@ def _user_parts(content: object, unknown: dict[str, int]) -> tuple[str, str]:
         elif kind in {"image", "document"}:
             texts.append(f"[{kind}]")
         else:
-            count_unknown(unknown, f"block {kind or '?'}")
+            count_unknown(unknown, kind, "content blocks")
     return "\n\n".join(t for t in texts if t.strip()), "\n".join(results)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from importers._common import (
     Turn,
+    UnknownCounts,
     as_dict,
     as_id,
     as_list,
@@ -74,9 +75,9 @@ class CodexImporter:
         files = [path] if path.is_file() else sorted(f for r in _roots(path) for f in r.rglob("rollout-*.jsonl"))
         if not files:
             raise SourceError(f"no Codex rollouts (rollout-*.jsonl) under {path}")
-        unknown: dict[str, int] = {}
+        unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "rollout")
-        note_unknown(report, unknown, "Codex items")
+        note_unknown(report, unknown)
 
 
 def _roots(path: Path) -> list[Path]:
@@ -84,7 +85,7 @@ def _roots(path: Path) -> list[Path]:
     return inside or [path]
 
 
-def _convert(file: Path, report: ImportReport, unknown: dict[str, int]) -> Conversation:
+def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
     meta: dict[str, Any] = {}
     turns: list[Turn] = []
     started: datetime | None = None
@@ -122,7 +123,7 @@ def _convert(file: Path, report: ImportReport, unknown: dict[str, int]) -> Conve
 
 
 def _turn(
-    item: dict[str, Any], key: str, when: datetime | None, meta: dict[str, Any], unknown: dict[str, int]
+    item: dict[str, Any], key: str, when: datetime | None, meta: dict[str, Any], unknown: UnknownCounts
 ) -> Turn | None:
     kind = as_str(item.get("type"))
     if kind == "message":
@@ -148,7 +149,7 @@ def _turn(
         text = output if isinstance(output, str) else as_str(as_dict(output).get("content"))
         return Turn(key, "tool", summarise_tool_result(text), when)
     if kind not in _SILENT_ITEMS:
-        count_unknown(unknown, kind or "untyped item")
+        count_unknown(unknown, kind, "response items")
     return None
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from importers._common import (
     Turn,
+    UnknownCounts,
     Unusable,
     as_dict,
     as_id,
@@ -66,7 +67,7 @@ class GeminiImporter:
         files = [path] if path.is_file() else _session_files(_root(path))
         if not files:
             raise SourceError(f"no Gemini CLI sessions (chats/session-*.jsonl) under {path}")
-        unknown: dict[str, int] = {}
+        unknown: UnknownCounts = {}
         names: dict[Path, dict[str, str]] = {}
         current = []
         for file in files:
@@ -77,7 +78,7 @@ class GeminiImporter:
                 current.append(file)
         convert = lambda file: _convert(file, report, unknown, names)  # noqa: E731
         yield from convert_each(path, current, report, convert, "session")
-        note_unknown(report, unknown, "Gemini record types")
+        note_unknown(report, unknown)
 
 
 def _root(path: Path) -> Path:
@@ -120,7 +121,7 @@ def _replay(file: Path, report: ImportReport) -> tuple[dict[str, Any], list[dict
 
 
 def _convert(
-    file: Path, report: ImportReport, unknown: dict[str, int], names: dict[Path, dict[str, str]]
+    file: Path, report: ImportReport, unknown: UnknownCounts, names: dict[Path, dict[str, str]]
 ) -> Conversation:
     meta, records = _replay(file, report)
     session = as_id(meta.get("sessionId")) or file.stem
@@ -141,14 +142,14 @@ def _convert(
     )
 
 
-def _turns(record: dict[str, Any], unknown: dict[str, int]) -> list[Turn]:
+def _turns(record: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
     kind = as_str(record.get("type"))
     key, when = as_id(record.get("id")), parse_time(record.get("timestamp"))
     if kind == "user":
         return [Turn(key, "user", _content_text(record.get("content")), when)]
     if kind != "gemini":
         if kind not in _STATUS_TYPES:
-            count_unknown(unknown, kind or "untyped record")
+            count_unknown(unknown, kind)
         return []
     lines = [_content_text(record.get("content"))]
     results: list[Turn] = []

@@ -11,7 +11,6 @@ import pytest
 
 from importers.aider import HISTORY_FILE, AiderImporter
 
-
 IMPORTER = AiderImporter(tz=UTC)
 SESSION_ONE = datetime(2025, 3, 2, 10, 15, 0, tzinfo=UTC)
 SESSION_TWO = datetime(2025, 3, 4, 8, 5, 41, tzinfo=UTC)

@@ -1,0 +1,218 @@
+"""`python -m bench.perf run`: every measurement, each with a baseline taken in the same run.
+
+- search: `conversation_search` through a real in-memory MCP client and `Library.search` (the
+  engine), plain and filtered; the vector leg alone; baseline: a NumPy exact top-100 scan over the
+  same vectors held as float32 in RAM, and the Tantivy leg alone. Operations are interleaved query by
+  query, so load drift on this shared machine hits them alike.
+- recent/read: `recent_chats` and `read_chat` through MCP and the library.
+- startup: spawn → `initialize` and spawn → first search result of `pastchats serve` over stdio;
+  baselines: a minimal SDK server's spawn → initialize, and a bare interpreter start.
+- rss: the serving process's memory after 40 searches; baseline: the minimal SDK server.
+- disk: the store's bytes on disk against the live data of the tables' current versions.
+- import: `bench.perf build --vectors model` in a child process (msgs/s and its peak RSS); baseline:
+  the bare model embedding the same messages' texts once each.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+from mcp import Client
+
+from bench import perf_spawn
+from bench.perf_corpus import CorpusWriter, queries
+from server.app import build_server
+from server.settings import Settings
+from storage.embedder import FastEmbedder
+from storage.filters import Filters
+from storage.library import Library
+from storage.query import analyse
+
+
+def summary(seconds: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in seconds)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    return {"p50_ms": round(statistics.median(ms), 2), "p95_ms": round(p95, 2), "n": len(ms)}
+
+
+def timed(fn: Callable[..., object], *args: Any, **kwargs: Any) -> float:
+    started = time.perf_counter()
+    fn(*args, **kwargs)
+    return time.perf_counter() - started
+
+
+def open_library(home: Path) -> Library:
+    cache = os.environ.get("FASTEMBED_CACHE_PATH")
+    return Library.open(home, cache_dir=Path(cache) if cache else None)
+
+
+def all_vectors(library: Library) -> np.ndarray[Any, np.dtype[np.float32]]:
+    table = library.store.chunks.search().select(["vector"]).limit(None).to_arrow()
+    flat = table.column("vector").combine_chunks().flatten().to_numpy()
+    return np.ascontiguousarray(flat.reshape(-1, library.store.dim), dtype=np.float32)
+
+
+def measure_search(library: Library, repeats: int) -> dict[str, Any]:
+    qs = queries(count=repeats)
+    server = build_server(Settings(home=library.home, sync=False), lambda _: library)
+    matrix = all_vectors(library)
+    embedder = library.embedder
+    assert embedder is not None
+    some_chat = library.recent(n=1).chats[0]
+    filters = Filters(project="homelab", after=datetime(2023, 6, 1, tzinfo=UTC))
+    times: dict[str, list[float]] = {}
+
+    def add(name: str, seconds: float) -> None:
+        times.setdefault(name, []).append(seconds)
+
+    def exact_scan(vector: np.ndarray[Any, np.dtype[np.float32]]) -> None:
+        scores = matrix @ vector
+        top = np.argpartition(-scores, 100)[:100]
+        top[np.argsort(-scores[top])]
+
+    async def session() -> None:
+        async with Client(server) as client:
+            await client.call_tool("conversation_search", {"query": "warm up"})
+            library.search("warm up")
+            for i, query in enumerate(qs):
+                vector = embedder.embed_query(query)
+                add("baseline_numpy_exact_scan", timed(exact_scan, vector))
+                add("vector_leg", timed(library.store.vector_search, vector, 100, Filters()))
+                add("vector_leg_filtered", timed(library.store.vector_search, vector, 100, filters))
+                add("keyword_leg", timed(library.keywords.search, analyse(query), 100, Filters()))
+                add("query_embedding", timed(embedder.embed_query, query))
+                add("engine_search", timed(library.search, query, max_results=5))
+                add(
+                    "engine_search_filtered",
+                    timed(library.search, query, project="homelab", after=filters.after),
+                )
+                started = time.perf_counter()
+                await client.call_tool("conversation_search", {"query": query})
+                add("mcp_conversation_search", time.perf_counter() - started)
+                started = time.perf_counter()
+                await client.call_tool(
+                    "conversation_search", {"query": query, "project": "homelab", "after": "2023-06-01"}
+                )
+                add("mcp_conversation_search_filtered", time.perf_counter() - started)
+                if i % 2 == 0:
+                    add("engine_recent", timed(library.recent, n=5))
+                    add("engine_read", timed(library.read_chat, some_chat.uri, limit=20))
+                    started = time.perf_counter()
+                    await client.call_tool("recent_chats", {"n": 5})
+                    add("mcp_recent_chats", time.perf_counter() - started)
+                    started = time.perf_counter()
+                    await client.call_tool("read_chat", {"uri": some_chat.uri, "limit": 20})
+                    add("mcp_read_chat", time.perf_counter() - started)
+
+    anyio.run(session)
+    out: dict[str, Any] = {name: summary(values) for name, values in times.items()}
+    base = out["baseline_numpy_exact_scan"]["p50_ms"]
+    out["ratios_p50"] = {
+        "vector_leg / numpy_exact_scan": round(out["vector_leg"]["p50_ms"] / base, 2),
+        "mcp_search / numpy_exact_scan": round(out["mcp_conversation_search"]["p50_ms"] / base, 2),
+        "mcp_search / keyword_leg": round(out["mcp_conversation_search"]["p50_ms"] / out["keyword_leg"]["p50_ms"], 2),
+    }
+    out["passages"] = int(matrix.shape[0])
+    return out
+
+
+def measure_startup(home: Path, spawns: int) -> dict[str, Any]:
+    qs = queries(count=spawns)
+    init, first, minimal, bare = [], [], [], []
+    for i in range(spawns):
+        bare.append(perf_spawn.bare_interpreter())
+        minimal.append(perf_spawn.spawn_minimal())
+        initialized, result, _ = perf_spawn.spawn_pastchats(home, [qs[i]])
+        init.append(initialized)
+        first.append(result or 0.0)
+    out = {
+        "spawn_to_initialize": summary(init),
+        "spawn_to_first_result": summary(first),
+        "baseline_minimal_sdk_server_initialize": summary(minimal),
+        "baseline_bare_interpreter": summary(bare),
+    }
+    out["ratio_initialize_vs_minimal_p50"] = round(
+        out["spawn_to_initialize"]["p50_ms"] / out["baseline_minimal_sdk_server_initialize"]["p50_ms"], 2
+    )
+    return out
+
+
+def measure_rss(home: Path) -> dict[str, Any]:
+    _, _, memory = perf_spawn.spawn_pastchats(home, queries(count=40), rss_after=40)
+    return {"serve_after_40_searches_mb": memory, "baseline_minimal_sdk_server_mb": perf_spawn.minimal_memory()}
+
+
+def measure_disk(library: Library) -> dict[str, Any]:
+    tables = {name: getattr(library.store, name) for name in ("conversations", "messages", "chunks")}
+    live = sum(int(t.stats()["total_bytes"]) for t in tables.values())
+    lance_disk = library.store.disk_bytes()
+    total = sum(f.stat().st_size for f in library.home.rglob("*") if f.is_file())
+    return {
+        "lancedb_disk_mb": round(lance_disk / 1e6, 1),
+        "live_data_mb": round(live / 1e6, 1),
+        "ratio_lancedb_disk_vs_live": round(lance_disk / live, 2),
+        "whole_home_mb": round(total / 1e6, 1),
+        "versions": {name: len(t.list_versions()) for name, t in tables.items()},
+    }
+
+
+def measure_import(messages: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "bench.perf", "build", "--vectors", "model"]
+        command += ["--messages", str(messages), "--home", str(Path(tmp) / "store")]
+        started = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    cache = os.environ.get("FASTEMBED_CACHE_PATH")
+    model = FastEmbedder(cache_dir=Path(cache) if cache else None)
+    texts = [m.text for c in CorpusWriter(messages) for m in c.messages]
+    started = time.perf_counter()
+    model.embed_documents(texts)
+    bare = time.perf_counter() - started
+    return {
+        "messages": messages,
+        "import_msgs_per_s": round(messages / seconds, 1),
+        "import_seconds_incl_start": round(seconds, 1),
+        "import_peak_rss_mb": round(peak),
+        "baseline_bare_model_msgs_per_s": round(messages / bare, 1),
+        "ratio_import_vs_bare_model": round(bare / seconds, 2),
+    }
+
+
+def run(home: Path, *, repeats: int, spawns: int, only: set[str], import_messages: int) -> dict[str, Any]:
+    wanted = only or {"search", "startup", "rss", "disk", "import"}
+    results: dict[str, Any] = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "home": str(home),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()},
+        "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+    }
+    if "search" in wanted or "disk" in wanted:
+        library = open_library(home)
+        if "disk" in wanted:
+            results["disk"] = measure_disk(library)
+        if "search" in wanted:
+            results["search"] = measure_search(library, repeats)
+        library.close()
+    if "startup" in wanted:
+        results["startup"] = measure_startup(home, spawns)
+    if "rss" in wanted:
+        results["rss"] = measure_rss(home)
+    if "import" in wanted:
+        results["import"] = measure_import(import_messages)
+    results["load_after"] = os.getloadavg()
+    return results

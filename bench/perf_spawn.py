@@ -1,0 +1,133 @@
+"""Start-up and serving memory of `pastchats serve` as a client really starts it (stdio, minimal env).
+
+The server gets only HOME (an empty temporary one: background sync finds no agent logs), PATH,
+PASTCHATS_HOME and FASTEMBED_CACHE_PATH (where a real install finds the model in its own cache).
+Baselines in the same run: a bare interpreter start and a minimal MCP SDK server (one tool).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+MINIMAL_SERVER = """
+from mcp.server.mcpserver import MCPServer
+server = MCPServer(name="minimal")
+
+@server.tool()
+def echo(text: str) -> str:
+    return text
+
+server.run()
+"""
+
+
+def minimal_env(home: Path | None, user_home: Path) -> dict[str, str]:
+    env = {"HOME": str(user_home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if home is not None:
+        env["PASTCHATS_HOME"] = str(home)
+    cache = os.environ.get("FASTEMBED_CACHE_PATH")
+    if cache:
+        env["FASTEMBED_CACHE_PATH"] = cache
+    return env
+
+
+def _children() -> list[int]:
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            found.append(int(entry.name))
+    return found
+
+
+def memory_of(pid: int) -> dict[str, float]:
+    """Resident memory in MB: total, anonymous, file-backed (shared page cache), peak, and PSS."""
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+            out[key] = int(value.split()[0]) / 1024
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            out["Pss"] = int(line.split()[1]) / 1024
+    return out
+
+
+async def _session(
+    params: StdioServerParameters, queries: list[str], rss_after: int
+) -> tuple[float, float | None, dict[str, float]]:
+    started = time.perf_counter()
+    async with Client(params, mode="legacy") as client:
+        initialized = time.perf_counter() - started
+        first: float | None = None
+        memory: dict[str, float] = {}
+        if queries:
+            result = await client.call_tool("conversation_search", {"query": queries[0]})
+            first = time.perf_counter() - started
+            if result.is_error:
+                raise RuntimeError(f"search failed: {result.content}")
+        if rss_after:
+            for i in range(rss_after):
+                await client.call_tool("conversation_search", {"query": queries[i % len(queries)], "max_results": 10})
+                if i % 5 == 4:
+                    await client.call_tool("recent_chats", {"n": 10})
+            pids = _children()
+            if pids:
+                memory = memory_of(pids[-1])
+    return initialized, first, memory
+
+
+def spawn_pastchats(home: Path, queries: list[str], rss_after: int = 0) -> tuple[float, float | None, dict[str, float]]:
+    pastchats = Path(sys.executable).parent / "pastchats"
+    with tempfile.TemporaryDirectory() as user_home:
+        params = StdioServerParameters(command=str(pastchats), args=["serve"], env=minimal_env(home, Path(user_home)))
+        return anyio.run(_session, params, queries, rss_after)
+
+
+def spawn_minimal() -> float:
+    with tempfile.TemporaryDirectory() as user_home:
+        script = Path(user_home) / "minimal_server.py"
+        script.write_text(MINIMAL_SERVER)
+        params = StdioServerParameters(
+            command=sys.executable, args=[str(script)], env=minimal_env(None, Path(user_home))
+        )
+        initialized, _, _ = anyio.run(_session, params, [], 0)
+        return initialized
+
+
+def bare_interpreter() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def minimal_memory() -> dict[str, float]:
+    """RSS of the minimal SDK server after answering a call: the floor any Python MCP server pays."""
+
+    async def session() -> dict[str, float]:
+        with tempfile.TemporaryDirectory() as user_home:
+            script = Path(user_home) / "minimal_server.py"
+            script.write_text(MINIMAL_SERVER)
+            env = minimal_env(None, Path(user_home))
+            async with Client(StdioServerParameters(command=sys.executable, args=[str(script)], env=env)) as client:
+                await client.call_tool("echo", {"text": "x"})
+                pids = _children()
+                return memory_of(pids[-1]) if pids else {}
+
+    result: dict[str, Any] = anyio.run(session)
+    return result

@@ -1,0 +1,39 @@
+"""The public store builder of `bench.perf`: realistic shape, and a store the real server opens as is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.perf import main
+from bench.perf_build import ClaimingHashEmbedder
+from bench.perf_corpus import CorpusWriter
+from storage.library import Library
+
+
+def test_the_corpus_has_the_requested_messages_and_the_shapes_that_cost_time() -> None:
+    chats = list(CorpusWriter(400, seed=1))
+    messages = [m for c in chats for m in c.messages]
+    assert len(messages) == 400
+    assert {m.role for m in messages} >= {"user", "assistant"}
+    assert any("```" in m.text for m in messages)
+    assert len({c.source for c in chats}) > 2
+    assert max(c.updated_at for c in chats) - min(c.created_at for c in chats) > (
+        chats[0].updated_at - chats[0].created_at
+    )
+    assert [c.id for c in CorpusWriter(400, seed=1)] == [c.id for c in chats]
+
+
+def test_a_hash_vector_store_opens_with_the_real_model_without_re_embedding(
+    tmp_path: Path, model_cache_dir: Path
+) -> None:
+    home = tmp_path / "store"
+    main(["build", "--messages", "60", "--home", str(home)])
+    assert (home / "bench-store.json").is_file()
+    built = Library.open(home, embedder=ClaimingHashEmbedder())
+    keys = built.store.chunks.search().select(["id", "embed_key"]).limit(None).to_arrow().to_pylist()
+    version = built.store.chunks.version
+    served = Library.open(home, cache_dir=model_cache_dir)
+    assert served.stats().messages == 60
+    assert served.store.chunks.version == version
+    assert served.store.chunks.search().select(["id", "embed_key"]).limit(None).to_arrow().to_pylist() == keys
+    assert served.search("nginx proxy docker postgres").chats

@@ -91,6 +91,7 @@ def measure_search(library: Library, repeats: int) -> dict[str, Any]:
                 vector = embedder.embed_query(query)
                 add("baseline_numpy_exact_scan", timed(exact_scan, vector))
                 add("vector_leg", timed(library.store.vector_search, vector, 100, Filters()))
+                add("baseline_lancedb_flat_leg", timed(library.store._lance_vector_search, vector, 100, Filters()))
                 add("vector_leg_filtered", timed(library.store.vector_search, vector, 100, filters))
                 add("keyword_leg", timed(library.keywords.search, analyse(query), 100, Filters()))
                 add("query_embedding", timed(embedder.embed_query, query))
@@ -122,6 +123,9 @@ def measure_search(library: Library, repeats: int) -> dict[str, Any]:
     base = out["baseline_numpy_exact_scan"]["p50_ms"]
     out["ratios_p50"] = {
         "vector_leg / numpy_exact_scan": round(out["vector_leg"]["p50_ms"] / base, 2),
+        "vector_leg / lancedb_flat_leg": round(
+            out["vector_leg"]["p50_ms"] / out["baseline_lancedb_flat_leg"]["p50_ms"], 2
+        ),
         "mcp_search / numpy_exact_scan": round(out["mcp_conversation_search"]["p50_ms"] / base, 2),
         "mcp_search / keyword_leg": round(out["mcp_conversation_search"]["p50_ms"] / out["keyword_leg"]["p50_ms"], 2),
     }

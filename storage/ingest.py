@@ -116,6 +116,7 @@ class Ingestor:
         if stats.written:
             self.store.optimize()
             self.store.ensure_indexes()
+            self.store.build_matrix()
         return stats
 
     def derive(
@@ -201,3 +202,4 @@ class Ingestor:
         if batch:
             self.derive(batch)
         self.store.ensure_indexes()
+        self.store.build_matrix()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,6 +23,8 @@ from storage.chunking import Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
 from storage.models import Conversation, Message, naive_utc
+from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
+from storage.vector_matrix import VectorMatrix
 
 os.environ.setdefault("LANCEDB_LOG", "error")
 import lancedb
@@ -29,11 +32,6 @@ import lancedb
 log = logging.getLogger(__name__)
 
 TIMESTAMP = pa.timestamp("us")
-
-# Below this many chunks an exact (flat) vector scan is fast enough (~150 ms at 100k here); above it an
-# IVF_HNSW_SQ index answers in ~10 ms at recall@10 ~0.92 (ef 300), for a one-off build of minutes.
-ANN_MIN_ROWS = 200_000
-ANN_EF = 300
 
 
 def _conversation_schema() -> pa.Schema:
@@ -143,15 +141,26 @@ def _meta(row: dict[str, Any]) -> ConversationMeta:
     )
 
 
+def _unit_hit(row: dict[str, Any]) -> UnitHit:
+    return UnitHit(row["id"], row["conversation_id"], row["first_index"], row["last_index"], tuple(row["message_ids"]))
+
+
 def _messages_to_json(messages: Sequence[Message]) -> str:
     return json.dumps([m.model_dump(mode="json") for m in messages], ensure_ascii=False)
 
 
 class LanceStore:
-    def __init__(self, path: Path, dim: int, ann_min_rows: int = ANN_MIN_ROWS):
+    """The LanceDB tables, and the vector matrix derived from `chunks` (`storage.vector_matrix`).
+
+    Vector search is exact: over the memory-mapped matrix when there is one (milliseconds), else over
+    LanceDB's own flat scan. No ANN index is built: LanceDB's reached only ~0.9 recall@10 here.
+    """
+
+    def __init__(self, path: Path, dim: int, matrix_dir: Path | None = None):
         self.path = path
         self.dim = dim
-        self.ann_min_rows = ann_min_rows
+        self.matrix = VectorMatrix(matrix_dir or path.parent / "vectors", dim)
+        self._version_cache: tuple[int, int] | None = None
         # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
         self._db = lancedb.connect(str(path), read_consistency_interval=timedelta(0))
         existing = set(self._db.list_tables().tables)
@@ -169,8 +178,10 @@ class LanceStore:
 
     def reset_chunks(self, dim: int) -> None:
         """Drop every vector (the model changed): the chunks are re-derived from the conversations."""
+        self.matrix.drop()
         self._db.drop_table("chunks")
         self.dim = dim
+        self.matrix.dim = dim
         self.chunks = self._db.create_table("chunks", schema=_chunk_schema(dim))
 
     def ensure_indexes(self) -> None:
@@ -187,21 +198,37 @@ class LanceStore:
             names = {tuple(ix.columns) for ix in table.list_indices()}
             if (column,) not in names and table.count_rows() > 0:
                 table.create_index(column, config=BTree())
-        self.ensure_vector_index()
 
-    def has_vector_index(self) -> bool:
-        return any(tuple(ix.columns) == ("vector",) for ix in self.chunks.list_indices())
+    # ---- the vector matrix (derived; rebuilt by writers, who hold the write lock) -------------
 
-    def ensure_vector_index(self) -> None:
-        """Build the ANN index once the store is large; later imports fold new rows in (`optimize`)."""
-        rows = int(self.chunks.count_rows())
-        if rows < self.ann_min_rows or self.has_vector_index():
-            return
-        log.warning("building the vector index for %d chunks (once; this takes a few minutes)", rows)
-        from lancedb.index import IvfHnswSq
+    def chunks_version(self) -> int:
+        """The `chunks` table's latest version, without a LanceDB call while nothing was committed.
 
-        config = IvfHnswSq(distance_type="cosine", num_partitions=max(1, rows // 100_000))
-        self.chunks.create_index("vector", config=config)
+        Asking LanceDB costs a few ms (a manifest check on its event loop). Every commit adds a file to
+        `_versions/`, changing the folder's mtime; a cached answer is only trusted once that mtime is
+        older than the clock's coarsest tick, so two commits within one tick cannot hide the second.
+        """
+        try:
+            stamp = (self.path / "chunks.lance" / "_versions").stat().st_mtime_ns
+        except OSError:
+            return int(self.chunks.version)
+        cached = self._version_cache
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        version = int(self.chunks.version)
+        settled = time.time_ns() - stamp > 50_000_000
+        self._version_cache = (stamp, version) if settled else None
+        return version
+
+    def matrix_needs_build(self) -> bool:
+        return self.matrix.needs_build(int(self.chunks.version))
+
+    def build_matrix(self) -> int:
+        """Rewrite the matrix from the `chunks` table as it is now. Returns its row count."""
+        version = int(self.chunks.version)
+        query = self.chunks.search().select([*MATRIX_COLUMNS, "vector"]).limit(None)
+        schema = pa.schema([_chunk_schema(self.dim).field(name) for name in MATRIX_COLUMNS])
+        return self.matrix.build(query.to_batches(8192), version, schema)
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -302,15 +329,36 @@ class LanceStore:
             yield from batch.to_pylist()
 
     def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
+        """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly."""
+        return [hit for _, hit in self.scored_vector_search(vector, limit, filters)]
+
+    def scored_vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[tuple[float, UnitHit]]:
+        snapshot = self.matrix.snapshot() if self.matrix.can_mask(filters) else None
+        if snapshot is None:
+            return self._lance_vector_search(vector, limit, filters)
+        changed: list[str] = []
+        if snapshot.lance_version != self.chunks_version():
+            covered = self.matrix.changed_since(snapshot)
+            if covered is None:  # written since, beyond what the change log covers: LanceDB knows
+                return self._lance_vector_search(vector, limit, filters)
+            changed = covered
+        best = snapshot.top(vector, limit, filters, changed)
+        rows = snapshot.rows([row for _, row in best])
+        hits = [(score, _unit_hit(row)) for (score, _), row in zip(best, rows, strict=True)]
+        if changed:  # the rewritten conversations' current rows, from LanceDB
+            hits += self._lance_vector_search(vector, limit, filters, sql_in("conversation_id", changed))
+            hits.sort(key=lambda pair: pair[0], reverse=True)
+        return hits[:limit]
+
+    def _lance_vector_search(
+        self, vector: Vectors, limit: int, filters: Filters, scope: str | None = None
+    ) -> list[tuple[float, UnitHit]]:
         columns = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
-        query = self.chunks.search(vector.tolist()).metric("cosine").ef(ANN_EF).select(columns).limit(limit)
-        where = filters.sql()
+        query = self.chunks.search(vector.tolist()).metric("cosine").select(columns).limit(limit)
+        where = " AND ".join(part for part in (filters.sql(), scope) if part)
         if where:
             query = query.where(where, prefilter=True)
-        return [
-            UnitHit(r["id"], r["conversation_id"], r["first_index"], r["last_index"], tuple(r["message_ids"]))
-            for r in query.to_arrow().to_pylist()
-        ]
+        return [(1.0 - float(r["_distance"]), _unit_hit(r)) for r in query.to_arrow().to_pylist()]
 
     def counts(self) -> tuple[int, int, int]:
         return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
@@ -389,6 +437,7 @@ class LanceStore:
             for i, ch in enumerate(chunks)
         ]
         self._replace(self.messages, "key", pa.Table.from_pylist(message_rows, schema=_message_schema()), scope)
+        self.matrix.note_changes(ids)
         chunk_table = pa.Table.from_pylist(chunk_rows, schema=_chunk_schema(self.dim))
         self._replace(self.chunks, "id", chunk_table, scope)
 
@@ -411,6 +460,7 @@ class LanceStore:
             return
         self.conversations.delete(sql_in("id", id_list))
         self.messages.delete(sql_in("conversation_id", id_list))
+        self.matrix.note_changes(id_list)
         self.chunks.delete(sql_in("conversation_id", id_list))
 
     def derived_versions(self, ids: Sequence[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:

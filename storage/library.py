@@ -139,6 +139,8 @@ class Library:
                     if self.keywords.doc_count() != self.store.chunks.count_rows():
                         log.warning("keyword index out of step with the store: rebuilding it")
                         ingestor.rebuild_keywords()
+                if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost
+                    log.info("building the vector matrix (%d passages)", self.store.build_matrix())
         except StoreBusy:
             log.info("another process is writing; it will finish any repair")
 

@@ -191,14 +191,3 @@ def test_matches_in_one_chat_never_show_a_message_twice(library: Library) -> Non
     assert len(shown) == len(set(shown))
     assert [(m.first_index, m.last_index) for m in hit.matches] == [(2, 8)]
     assert set(hit.matches[0].message_ids) == {"hangar-m3", "hangar-m5", "hangar-m7"}
-
-
-def test_a_large_store_gets_a_vector_index_and_still_finds_by_meaning(tmp_path: Path) -> None:
-    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
-    library.store.ann_min_rows = 300  # the real threshold is 200k chunks; the mechanism is the same
-    filler = [conversation(f"f{i}", [f"filler chat {i} about knitting patterns", "more yarn"]) for i in range(200)]
-    library.import_conversations([*filler, *CHATS])
-    assert library.store.has_vector_index()
-    assert chat_ids(library.search("sourdough starter acetone", max_results=1, mode="vector")) == ["bread"]
-    library.import_conversations([conversation("late", ["a zeppelin hangar question", "answer"])])
-    assert chat_ids(library.search("zeppelin hangar", max_results=1, mode="vector")) == ["late"]

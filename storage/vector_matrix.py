@@ -1,0 +1,293 @@
+"""The chunks' vectors as a memory-mapped float16 matrix beside LanceDB: exact search in milliseconds.
+
+LanceDB's exact (flat) scan costs ~80 ms at 170k passages where a plain matrix product over the same
+vectors takes a few (docs/BENCHMARKS.md); its ANN index reaches only ~0.9 recall@10 on this kind of
+vector. So the vectors are also kept here, derived from the `chunks` table, and searched exactly:
+
+- `<generation>.f16`: one float16 row per embedded chunk (half the bytes of float32; scores differ by
+  ~1e-4). Memory-mapped, so the several server processes that clients start share one page cache.
+- `<generation>.arrow`: the rows' ids and filter columns (Arrow IPC, memory-mapped too); filters
+  (project, source, time range) become boolean masks over it.
+- `manifest.json`: the current generation and the LanceDB `chunks` version it was built from.
+- `changes.json`: conversations whose chunks were written since that build. Writers add to it *before*
+  they commit; a reader that sees a newer LanceDB version searches the matrix without those
+  conversations and asks LanceDB for their rows, so fresh rows are always found. Past `MAX_CHANGES`,
+  or without a matrix, search falls back to LanceDB alone until the next rebuild.
+
+Everything here is derived state: deleting the folder only costs a rebuild (done by the next writer,
+or when the store is opened).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from storage.embedder import Vectors
+from storage.filters import Filters
+from storage.models import naive_utc
+
+try:  # SIMD float16 dot products (AVX2/F16C, NEON); NumPy has no fast float16 matrix product
+    import simsimd
+
+    HAVE_SIMSIMD = True
+except ImportError:  # pragma: no cover - a platform without a simsimd wheel: the NumPy path below
+    HAVE_SIMSIMD = False
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+MAX_CHANGES = 2_000
+META_COLUMNS = ["id", "conversation_id", "first_index", "last_index", "message_ids", "source", "project", "updated_at"]
+MASKABLE = {"project", "source", "after", "before"}  # the Filters fields a mask reproduces exactly
+_BLOCK = 16_384
+
+
+def _codes(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
+    encoded = column.combine_chunks().dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return codes, {value: i for i, value in enumerate(encoded.dictionary.to_pylist())}
+
+
+def _micros(value: datetime | None) -> int | None:
+    naive = naive_utc(value)
+    return None if naive is None else int(pa.scalar(naive, pa.timestamp("us")).value)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One generation of the matrix, mapped into memory, with its filter columns decoded."""
+
+    generation: str
+    lance_version: int
+    vectors: npt.NDArray[np.float16]
+    meta: pa.Table
+    conversation: npt.NDArray[np.int32]
+    conversation_codes: dict[str, int]
+    project: npt.NDArray[np.int32]
+    project_codes: dict[str, int]
+    source: npt.NDArray[np.int32]
+    source_codes: dict[str, int]
+    updated_at: npt.NDArray[np.int64]
+
+    def mask(self, filters: Filters, exclude: Collection[str]) -> npt.NDArray[np.bool_] | None:
+        """Rows that pass the filters and belong to none of `exclude`; None when every row does."""
+        keep: npt.NDArray[np.bool_] | None = None
+
+        def narrow(condition: npt.NDArray[np.bool_]) -> None:
+            nonlocal keep
+            keep = condition if keep is None else keep & condition
+
+        if filters.project is not None:
+            narrow(self.project == self.project_codes.get(filters.project, -2))
+        if filters.source is not None:
+            narrow(self.source == self.source_codes.get(filters.source, -2))
+        after, before = _micros(filters.after), _micros(filters.before)
+        if after is not None:
+            narrow(self.updated_at > after)
+        if before is not None:
+            narrow(self.updated_at < before)
+        codes = [self.conversation_codes[c] for c in exclude if c in self.conversation_codes]
+        if codes:
+            narrow(~np.isin(self.conversation, np.asarray(codes, dtype=np.int32)))
+        return keep
+
+    def scores(self, query: Vectors) -> npt.NDArray[np.float64]:
+        q16 = query.astype(np.float16)[None, :]
+        if HAVE_SIMSIMD:
+            return np.asarray(simsimd.cdist(q16, self.vectors, metric="dot"), dtype=np.float64).ravel()
+        out = np.empty(len(self.vectors), dtype=np.float64)  # pragma: no cover - no simsimd wheel
+        for start in range(0, len(self.vectors), _BLOCK):  # pragma: no cover
+            out[start : start + _BLOCK] = self.vectors[start : start + _BLOCK].astype(np.float32) @ query
+        return out  # pragma: no cover
+
+    def top(self, query: Vectors, limit: int, filters: Filters, exclude: Collection[str]) -> list[tuple[float, int]]:
+        """(cosine similarity, row) of the best `limit` rows passing the filters, best first."""
+        if len(self.vectors) == 0:
+            return []
+        scores = self.scores(query)
+        keep = self.mask(filters, exclude)
+        if keep is not None:
+            scores[~keep] = -np.inf
+        limit = min(limit, len(scores))
+        best = np.argpartition(-scores, limit - 1)[:limit]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [(float(scores[i]), int(i)) for i in best if scores[i] != -np.inf]
+
+    def rows(self, indices: list[int]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self.meta.take(pa.array(indices, pa.int64())).to_pylist()
+        return rows
+
+
+class VectorMatrix:
+    """The matrix files in `directory`: loading (cached per generation), building, the change log."""
+
+    def __init__(self, directory: Path, dim: int):
+        self.directory = directory
+        self.dim = dim
+        self._snapshot: Snapshot | None = None
+        self._manifest_stamp: tuple[int, int] | None = None
+        self._changes_stamp: tuple[int, int] | None = None
+        self._changes: dict[str, Any] = {}
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.directory / "manifest.json"
+
+    @property
+    def changes_path(self) -> Path:
+        return self.directory / "changes.json"
+
+    @staticmethod
+    def can_mask(filters: Filters) -> bool:
+        return all(f.name in MASKABLE or getattr(filters, f.name) is None for f in fields(filters))
+
+    def _manifest(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("dim") != self.dim:
+            return None
+        return data
+
+    @staticmethod
+    def _stamp(path: Path) -> tuple[int, int] | None:
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def snapshot(self) -> Snapshot | None:
+        """The current generation, mapped once and reused until a writer publishes a new one."""
+        stamp = self._stamp(self.manifest_path)
+        if stamp is None:
+            self._snapshot = None
+        elif stamp != self._manifest_stamp:
+            manifest = self._manifest()
+            try:
+                self._snapshot = self._load(manifest) if manifest else None
+            except (OSError, ValueError, pa.ArrowException) as exc:
+                log.warning("vector matrix unreadable (%s); searching LanceDB until it is rebuilt", exc)
+                self._snapshot = None
+        self._manifest_stamp = stamp
+        return self._snapshot
+
+    def _load(self, manifest: dict[str, Any]) -> Snapshot:
+        generation, rows = str(manifest["generation"]), int(manifest["rows"])
+        # One contiguous copy (~100 bytes a row): `take` over the build's many batches cost ~25 ms a search.
+        meta = pa.ipc.open_file(pa.memory_map(str(self.directory / f"{generation}.arrow"))).read_all()
+        meta = meta.combine_chunks()
+        if meta.num_rows != rows:
+            raise ValueError(f"matrix metadata has {meta.num_rows} rows, expected {rows}")
+        if rows:
+            vectors: npt.NDArray[np.float16] = np.memmap(
+                self.directory / f"{generation}.f16", dtype=np.float16, mode="r", shape=(rows, self.dim)
+            )
+        else:
+            vectors = np.zeros((0, self.dim), dtype=np.float16)
+        conversation, conversation_codes = _codes(meta.column("conversation_id"))
+        project, project_codes = _codes(meta.column("project"))
+        source, source_codes = _codes(meta.column("source"))
+        updated = meta.column("updated_at").cast(pa.int64()).to_numpy().astype(np.int64)
+        return Snapshot(
+            generation, int(manifest["lance_version"]), vectors, meta, conversation, conversation_codes,
+            project, project_codes, source, source_codes, updated,
+        )  # fmt: skip
+
+    def changed_since(self, snapshot: Snapshot) -> list[str] | None:
+        """Conversations written since `snapshot` was built; None if the log does not cover it."""
+        stamp = self._stamp(self.changes_path)
+        if stamp != self._changes_stamp:
+            try:
+                self._changes = json.loads(self.changes_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self._changes = {}
+            self._changes_stamp = stamp
+        if self._changes.get("base") != snapshot.generation or self._changes.get("overflow"):
+            return None
+        return list(self._changes.get("conversations", []))
+
+    # ---- writes (callers hold the store's write lock) ------------------------------------------
+
+    def note_changes(self, conversation_ids: Iterable[str]) -> None:
+        """Record conversations about to be rewritten; call *before* the LanceDB commit."""
+        manifest = self._manifest()
+        if manifest is None:
+            return
+        try:
+            current = json.loads(self.changes_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            current = {}
+        if current.get("base") != manifest["generation"]:
+            current = {"base": manifest["generation"], "conversations": []}
+        if not current.get("overflow"):
+            ids = sorted(set(current["conversations"]) | set(conversation_ids))
+            current = {"base": manifest["generation"], "conversations": ids}
+            if len(ids) > MAX_CHANGES:
+                current = {"base": manifest["generation"], "conversations": [], "overflow": True}
+        self._write_json(self.changes_path, current)
+
+    def needs_build(self, lance_version: int) -> bool:
+        """No usable matrix, or one whose change log no longer covers what was written since."""
+        manifest = self._manifest()
+        if manifest is None:
+            return True
+        if int(manifest["lance_version"]) == lance_version:
+            return False
+        try:
+            changes = json.loads(self.changes_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return True
+        return bool(changes.get("base") != manifest["generation"] or changes.get("overflow"))
+
+    def build(self, batches: Iterable[pa.RecordBatch], lance_version: int, meta_schema: pa.Schema) -> int:
+        """Write a new generation from `batches` (META_COLUMNS + `vector`), publish it, drop the old one."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        generation = uuid.uuid4().hex[:12]
+        rows = 0
+        writer = pa.ipc.new_file(str(self.directory / f"{generation}.arrow"), meta_schema)
+        with (self.directory / f"{generation}.f16").open("wb") as vectors:
+            for batch in batches:
+                if batch.num_rows == 0:
+                    continue
+                flat = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
+                vectors.write(flat.astype(np.float16).tobytes())
+                writer.write_batch(batch.select(META_COLUMNS).cast(meta_schema))
+                rows += batch.num_rows
+        writer.close()
+        self._write_json(self.changes_path, {"base": generation, "conversations": []})
+        manifest = {"format": FORMAT, "generation": generation, "lance_version": lance_version, "rows": rows}
+        self._write_json(self.manifest_path, {**manifest, "dim": self.dim})
+        self._remove_other_generations(generation)
+        return rows
+
+    def drop(self) -> None:
+        """Forget the matrix (the vectors were reset): search uses LanceDB until the next build."""
+        self.manifest_path.unlink(missing_ok=True)
+        self._remove_other_generations(None)
+
+    def _remove_other_generations(self, keep: str | None) -> None:
+        for path in self.directory.glob("*"):
+            if path.suffix in (".f16", ".arrow") and path.stem != keep:
+                with contextlib.suppress(OSError):  # a reader that mapped it keeps its pages; Windows may refuse
+                    path.unlink()
+
+    @staticmethod
+    def _write_json(path: Path, data: dict[str, Any]) -> None:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ from importers.base import ImportReport, SourceError
 from storage.models import Conversation
 
 _STATUS_TYPES = {"info", "error", "warning"}
+PROJECT_ROOT_FILE = ".project_root"
+_HASH = re.compile(r"[0-9a-f]{64}")
+_HASH_FIELD = re.compile(r'"projectHash"\s*:\s*"([0-9a-f]{64})"')
 
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -71,9 +75,11 @@ class GeminiImporter:
         names: dict[Path, dict[str, str]] = {}
         current = []
         for file in files:
+            where = str(file.relative_to(path)) if file != path else file.name
             if file.suffix == ".json" and file.with_suffix(".jsonl").exists():
-                where = str(file.relative_to(path)) if file != path else file.name
                 report.skip(where, f"superseded by {file.stem}.jsonl (Gemini CLI migrated it)")
+            elif copy := _named_copy(file):
+                report.skip(where, f"Gemini CLI copied it to {copy} when it moved to named project folders")
             else:
                 current.append(file)
         convert = lambda file: _convert(file, report, unknown, names)  # noqa: E731
@@ -90,6 +96,17 @@ def _session_files(root: Path) -> list[Path]:
     if root.name == "chats" or not found:
         found = [f for f in root.rglob("*.json*") if f.suffix in {".json", ".jsonl"}]
     return sorted(found)
+
+
+def _named_copy(file: Path) -> str:
+    """The copy Gemini CLI made of a session in a hash folder when it named the project's folder."""
+    chats = file.parent
+    if chats.name != "chats" or not _HASH.fullmatch(chats.parent.name) or chats.parent.parent.name != "tmp":
+        return ""
+    for copy in sorted(chats.parent.parent.glob(f"*/chats/{file.name}")):
+        if not _HASH.fullmatch(copy.parent.parent.name):
+            return f"tmp/{copy.parent.parent.name}"
+    return ""
 
 
 def _replay(file: Path, report: ImportReport) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -146,7 +163,9 @@ def _turns(record: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
     kind = as_str(record.get("type"))
     key, when = as_id(record.get("id")), parse_time(record.get("timestamp"))
     if kind == "user":
-        return [Turn(key, "user", _content_text(record.get("content")), when)]
+        # `displayContent` is what the user typed when `content` differs (files pulled in by @path)
+        shown = record.get("displayContent")
+        return [Turn(key, "user", _content_text(shown if shown else record.get("content")), when)]
     if kind != "gemini":
         if kind not in _STATUS_TYPES:
             count_unknown(unknown, kind)
@@ -158,7 +177,7 @@ def _turns(record: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
         lines.append(summarise_tool_call(as_str(call.get("name")), call.get("args")))
         output = _tool_output(call)
         if output is not None:
-            error = as_str(call.get("status")) == "error"
+            error = as_str(call.get("status")) in {"error", "cancelled"}
             results.append(Turn(f"{key}:tool{number}", "tool", summarise_tool_result(output, error=error), when))
     return [Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), when), *results]
 
@@ -170,38 +189,75 @@ def _content_text(content: object) -> str:
 
 
 def _tool_output(call: dict[str, Any]) -> str | None:
-    if isinstance(call.get("resultDisplay"), str):
-        return str(call["resultDisplay"])
+    """What the tool returned. `result` holds what the model was sent (the file read, the command's
+    output); `resultDisplay` is the CLI's own line for the screen, often empty (a whole-file read
+    shows nothing) or an object (a diff), so it is only the fallback."""
     outputs = []
     for part in as_list(call.get("result")):
-        response = as_dict(as_dict(as_dict(part).get("functionResponse")).get("response"))
-        outputs.append(as_str(response.get("output")) or as_str(response.get("error")))
-    return " ".join(outputs) if outputs else None
+        part = as_dict(part)
+        response = as_dict(as_dict(part.get("functionResponse")).get("response"))
+        for key in ("output", "error", "content"):
+            if as_str(response.get(key)).strip():
+                outputs.append(as_str(response[key]))
+                break
+        if as_str(part.get("text")).strip():
+            outputs.append(as_str(part["text"]))
+    if outputs:
+        return "\n".join(outputs)
+    display = call.get("resultDisplay")
+    if isinstance(display, dict):  # an edit shown as a diff
+        display = as_str(display.get("fileDiff")) or as_str(display.get("fileName"))
+    if isinstance(display, str) and display.strip():
+        return display
+    return "" if "result" in call or "resultDisplay" in call else None
 
 
 def _project(file: Path, meta: dict[str, Any], names: dict[Path, dict[str, str]]) -> str | None:
-    """The project's directory when it can be found, else the hash Gemini CLI files it under."""
+    """The project's directory as Gemini CLI's own records name it, else the hash it files it under.
+
+    Sessions live under `tmp/<id>/`: a sha256 of the project root (before February 2026) or a short
+    slug from the registry `~/.gemini/projects.json` (`{"projects": {root: slug}}`), whose folder
+    holds a `.project_root` file naming the root. A hash folder is resolved through the registry's
+    roots, and through any slug folder holding a session with the same `projectHash` (Gemini CLI
+    copies a hash folder to its slug when it meets the project again).
+    """
     project_hash = as_str(meta.get("projectHash"))
     for folder in file.parents:
         if folder.parent.name == "tmp":
-            marker = folder / ".project_root"
-            if marker.is_file():
-                return marker.read_text("utf-8", "replace").strip() or None
-            known = names.setdefault(folder.parent, _known_projects(folder.parent.parent))
-            return known.get(folder.name) or known.get(project_hash) or _first_directory(meta) or project_hash
+            known = names.setdefault(folder.parent, _known_projects(folder.parent))
+            return known.get(folder.name) or known.get(project_hash) or _first_directory(meta) or project_hash or None
     return _first_directory(meta) or project_hash or None
 
 
-def _known_projects(gemini_home: Path) -> dict[str, str]:
-    """Slug and sha256 → project directory, from `projects.json` (newer Gemini CLI versions)."""
-    try:
-        projects = as_dict(json.loads((gemini_home / "projects.json").read_text("utf-8", "replace")).get("projects"))
-    except (OSError, ValueError, AttributeError):
-        return {}
+def _known_projects(tmp: Path) -> dict[str, str]:
+    """Folder name or project hash → project root, from everything Gemini CLI keeps about projects."""
     known: dict[str, str] = {}
-    for directory, slug in projects.items():
-        known[as_str(slug)] = directory
-        known[hashlib.sha256(directory.encode("utf-8", "replace")).hexdigest()] = directory
+
+    def add(key: str, root: str) -> None:
+        if key and root:
+            known.setdefault(key, root)
+            known.setdefault(hashlib.sha256(root.encode("utf-8", "replace")).hexdigest(), root)
+
+    try:
+        registry = as_dict(json.loads((tmp.parent / "projects.json").read_text("utf-8", "replace")).get("projects"))
+    except (OSError, ValueError, AttributeError):
+        registry = {}
+    for root, slug in registry.items():
+        add(as_str(slug), root)
+    for base in (tmp, tmp.parent / "history"):
+        for marker in sorted(base.glob(f"*/{PROJECT_ROOT_FILE}")):
+            try:
+                add(marker.parent.name, marker.read_text("utf-8", "replace").strip())
+            except OSError:
+                continue
+    # A hash named in a session under a folder whose root is known (Windows registry keys are
+    # lower-cased, so their sha256 need not be the folder's hash).
+    for folder, root in list(known.items()):
+        if (tmp / folder).is_dir() and not _HASH.fullmatch(folder):
+            for session in sorted((tmp / folder / "chats").glob("session-*.json*"))[:20]:
+                found = _HASH_FIELD.search(read_head(session, 4096))
+                if found:
+                    known.setdefault(found.group(1), root)
     return known
 
 

@@ -1,12 +1,19 @@
 """Cursor's chat history, kept in SQLite `state.vscdb` files under `Cursor/User/` (`globalStorage/`
 and `workspaceStorage/<id>/`). A path may be one `state.vscdb` or a folder holding some.
 
-Composer chats (current Cursor) live in the `cursorDiskKV` table: `composerData:<composerId>` lists
-the bubbles in order (`fullConversationHeadersOnly`, or an inline `conversation` in older versions)
-and each body is `bubbleId:<composerId>:<bubbleId>`, type 1 user, 2 assistant. Older chats are
-tabs in `ItemTable` under `workbench.panel.aichat.view.aichat.chatdata`. The project is the
-workspace folder, found through each workspace's `workspace.json` and its composer list.
-Databases are opened read-only; if Cursor holds a lock, as an immutable snapshot.
+Where chats live has moved between Cursor versions, so every place is read:
+- current: the `cursorDiskKV` table, `composerData:<composerId>` listing the bubbles in order
+  (`fullConversationHeadersOnly`) with each body under `bubbleId:<composerId>:<bubbleId>`;
+- late 2024: the composer's bubbles inline, as `conversation`, in that same `composerData` row or in
+  the workspace's `ItemTable` row `composer.composerData` (`allComposers[].conversation[]`);
+- older: chat tabs in `ItemTable` under `workbench.panel.aichat.view.aichat.chatdata`.
+Bubble type 1 / "user" is the user, 2 / "ai" the assistant. A bubble's time is its `createdAt`, else
+`timingInfo.clientRpcSendTime` / `clientSettleTime` / `clientEndTime` (epoch milliseconds);
+`clientStartTime` is a timer since the window opened, not a date, and is never used. Times before
+2000 or in the future are dropped as not being dates. `aiService.prompts` / `aiService.generations`
+hold only the prompts typed, without replies: a database holding nothing else is reported as such.
+The project is the workspace folder, found through each workspace's `workspace.json` and its
+composer list. Databases are opened read-only; if Cursor holds a lock, as an immutable snapshot.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import json
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -22,13 +30,16 @@ from urllib.parse import unquote, urlparse
 from importers._common import (
     RECORD_ERRORS,
     Turn,
+    UnknownCounts,
     Unusable,
     as_dict,
     as_id,
     as_list,
     as_str,
     build_conversation,
+    count_unknown,
     expand_home,
+    note_unknown,
     parse_time,
     summarise_tool_call,
 )
@@ -38,7 +49,10 @@ from storage.models import Conversation, Role
 
 DB_NAME = "state.vscdb"
 _CHATDATA = "workbench.panel.aichat.view.aichat.chatdata"
+_COMPOSERS = "composer.composerData"
+_PROMPT_HISTORY = ("aiService.prompts", "aiService.generations")
 _BUBBLE_ROLES: dict[object, Role] = {1: "user", 2: "assistant", "user": "user", "ai": "assistant"}
+_EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 def default_locations(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
@@ -77,6 +91,7 @@ class CursorImporter:
         if not databases:
             raise SourceError(f"no Cursor databases ({DB_NAME}) under {path}")
         seen: set[str] = set()
+        unknown: UnknownCounts = {}
         opened = 0
         for database in databases:
             where = str(database.relative_to(path)) if database != path else database.name
@@ -86,15 +101,20 @@ class CursorImporter:
                 report.skip(where, f"cannot open the database: {exc}")
                 continue
             opened += 1
+            found = 0
             try:
-                for conversation in _read_database(connection, _workspace_projects(database), where, report):
+                for conversation in _read_database(connection, _workspace_projects(database), where, report, unknown):
+                    found += 1
                     if conversation.id not in seen:  # the same chat can be in a copy of a database
                         seen.add(conversation.id)
                         yield conversation
+                if not found:
+                    report.skip(where, _why_empty(connection))
             except sqlite3.Error as exc:
                 report.skip(where, f"the database could not be read to the end: {exc}")
             finally:
                 connection.close()
+        note_unknown(report, unknown)
         if not opened:
             raise SourceError(f"none of the Cursor databases under {path} could be opened")
 
@@ -126,7 +146,11 @@ def _load(value: object) -> Any:
 
 
 def _read_database(
-    connection: sqlite3.Connection, projects: dict[str, str], where: str, report: ImportReport
+    connection: sqlite3.Connection,
+    projects: dict[str, str],
+    where: str,
+    report: ImportReport,
+    unknown: UnknownCounts,
 ) -> Iterator[Conversation]:
     tables = _tables(connection)
     if "cursorDiskKV" in tables:
@@ -134,16 +158,27 @@ def _read_database(
         for key, value in rows.fetchall():
             composer_id = str(key).split(":", 1)[1]
             try:
-                yield _composer(connection, composer_id, _load(value), projects, report)
+                yield _composer(connection, composer_id, _load(value), projects, report, unknown)
             except Unusable as exc:
                 report.skip(f"{where}, composer {composer_id}", str(exc))
             except RECORD_ERRORS as exc:
                 report.skip(f"{where}, composer {composer_id}", f"malformed composer: {exc}")
     if "ItemTable" in tables:
+        for number, composer in enumerate(as_list(_item(connection, _COMPOSERS).get("allComposers")), start=1):
+            composer = as_dict(composer)
+            if not isinstance(composer.get("conversation"), list):
+                continue  # listed only: the bubbles are in globalStorage (read there)
+            composer_id = as_id(composer.get("composerId")) or f"#{number}"
+            try:
+                yield _composer(connection, composer_id, composer, projects, report, unknown)
+            except Unusable as exc:
+                report.skip(f"{where}, composer {composer_id}", str(exc))
+            except RECORD_ERRORS as exc:
+                report.skip(f"{where}, composer {composer_id}", f"malformed composer: {exc}")
         row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (_CHATDATA,)).fetchone()
         for number, tab in enumerate(as_list(as_dict(_load(row[0] if row else None)).get("tabs")), start=1):
             try:
-                yield _tab(as_dict(tab), projects.get(""), report)
+                yield _tab(as_dict(tab), projects.get(""), report, unknown)
             except Unusable as exc:
                 report.skip(f"{where}, chat tab #{number}", str(exc))
             except RECORD_ERRORS as exc:
@@ -151,7 +186,12 @@ def _read_database(
 
 
 def _composer(
-    connection: sqlite3.Connection, composer_id: str, data: object, projects: dict[str, str], report: ImportReport
+    connection: sqlite3.Connection,
+    composer_id: str,
+    data: object,
+    projects: dict[str, str],
+    report: ImportReport,
+    unknown: UnknownCounts,
 ) -> Conversation:
     if not isinstance(data, dict):
         raise Unusable("composer data is not a JSON object")
@@ -176,40 +216,85 @@ def _composer(
     return build_conversation(
         id=f"cursor:{composer_id}",
         source="cursor",
-        turns=[turn for bubble in bubbles if (turn := _bubble_turn(bubble)) is not None],
+        turns=[turn for bubble in bubbles if (turn := _bubble_turn(bubble, unknown)) is not None],
         report=report,
         title=as_str(data.get("name")),
-        created_at=parse_time(data.get("createdAt")),
-        updated_at=parse_time(data.get("lastUpdatedAt")),
+        created_at=_date(data.get("createdAt")),
+        updated_at=_date(data.get("lastUpdatedAt")),
         project=projects.get(composer_id) or projects.get(""),
     )
 
 
-def _bubble_turn(bubble: dict[str, Any]) -> Turn | None:
+def _bubble_turn(bubble: dict[str, Any], unknown: UnknownCounts) -> Turn | None:
     role = _BUBBLE_ROLES.get(bubble.get("type"))
     if role is None:
+        count_unknown(unknown, str(bubble.get("type")), "messages", "bubble type")
         return None
     text = as_str(bubble.get("text")) or as_str(bubble.get("rawText"))
     tool = as_dict(bubble.get("toolFormerData"))
     if tool:
         call = summarise_tool_call(as_str(tool.get("name")), tool.get("rawArgs"))
         text = f"{text}\n\n{call}" if text.strip() else call
-    when = parse_time(bubble.get("createdAt")) or parse_time(as_dict(bubble.get("timingInfo")).get("clientStartTime"))
+    timing = as_dict(bubble.get("timingInfo"))
+    when = _date(bubble.get("createdAt")) or next(
+        (moment for key in _TIMING_KEYS if (moment := _date(timing.get(key))) is not None), None
+    )
     return Turn(as_id(bubble.get("bubbleId")) or as_id(bubble.get("id")), role, text, when)
 
 
-def _tab(tab: dict[str, Any], project: str | None, report: ImportReport) -> Conversation:
+_TIMING_KEYS = ("clientRpcSendTime", "clientSettleTime", "clientEndTime")
+
+
+def _date(value: object) -> datetime | None:
+    """A time Cursor recorded as a date; counters and zeros (dates before 2000, or ahead of now) are not."""
+    moment = parse_time(value)
+    if moment is None or moment < _EARLIEST or moment > datetime.now(UTC) + timedelta(days=1):
+        return None
+    return moment
+
+
+def _item(connection: sqlite3.Connection, key: str) -> dict[str, Any]:
+    row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (key,)).fetchone()
+    return as_dict(_load(row[0] if row else None))
+
+
+def _why_empty(connection: sqlite3.Connection) -> str:
+    """Why a database gave no chats, from what it does hold."""
+    tables = _tables(connection)
+    if "ItemTable" not in tables and "cursorDiskKV" not in tables:
+        return "not a Cursor database (no ItemTable or cursorDiskKV table)"
+    keys = set()
+    if "ItemTable" in tables:
+        found = connection.execute(
+            "SELECT key FROM ItemTable WHERE key IN (?, ?, ?, ?)", (*_PROMPT_HISTORY, _COMPOSERS, _CHATDATA)
+        )
+        keys = {row[0] for row in found}
+    listed = len(as_list(_item(connection, _COMPOSERS).get("allComposers"))) if _COMPOSERS in keys else 0
+    if listed:
+        return (
+            f"lists {listed} composer chat(s) whose messages are kept in globalStorage/state.vscdb; "
+            "import Cursor's User folder to get them"
+        )
+    if keys & set(_PROMPT_HISTORY):
+        return (
+            "holds only Cursor's prompt history (aiService.prompts/generations: what was typed, no replies), "
+            "not chats; the chats are in globalStorage/state.vscdb and the workspaces' composer data"
+        )
+    return "holds no Cursor chats (no composer data or chat tabs)"
+
+
+def _tab(tab: dict[str, Any], project: str | None, report: ImportReport, unknown: UnknownCounts) -> Conversation:
     tab_id = as_id(tab.get("tabId"))
     if not tab_id:
         raise Unusable("no tabId")
-    turns = [turn for bubble in as_list(tab.get("bubbles")) if (turn := _bubble_turn(as_dict(bubble))) is not None]
+    turns = [t for bubble in as_list(tab.get("bubbles")) if (t := _bubble_turn(as_dict(bubble), unknown)) is not None]
     return build_conversation(
         id=f"cursor:{tab_id}",
         source="cursor",
         turns=turns,
         report=report,
         title=as_str(tab.get("chatTitle")),
-        updated_at=parse_time(tab.get("lastSendTime")),
+        updated_at=_date(tab.get("lastSendTime")),
         project=project,
     )
 

@@ -9,6 +9,8 @@ are skipped on purpose; tool output is shortened to one line.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -38,7 +40,11 @@ from storage.models import Conversation, Role
 
 _SHARD = re.compile(r"^conversations(-\d+)?\.json$")
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
-_SILENT_CONTENT = {"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"}
+_REASONING_CONTENT = {"thoughts", "reasoning_recap"}
+_SILENT_CONTENT = {"user_editable_context", "model_editable_context"}
+_REASONING_WORKER = "a8km123"
+_MARKER = re.compile("([ \t]*)\ue200([^\ue200\ue201]*)\ue201")  # with the space before it: chips end sentences
+_PRIVATE_USE = re.compile("[\ue200-\ue2ff]")
 
 
 def looks_like_chatgpt(head: str) -> bool:
@@ -74,7 +80,7 @@ class ChatGPTImporter:
         seen, problems = 0, []
         for member in members:
             try:
-                for number, raw in enumerate(iter_json_array(bundle.read_text(member)), start=1):
+                for number, raw in enumerate(_conversations(bundle.read_text(member)), start=1):
                     seen += 1
                     where = f"{member}, conversation #{number}"
                     source_id = (
@@ -93,6 +99,24 @@ class ChatGPTImporter:
         if seen == 0:
             raise SourceError("; ".join(problems) or f"{path.name} holds no conversations")
         note_unknown(report, unknown)
+
+
+def _conversations(text: str) -> Iterator[Any]:
+    """The conversations of one file: an export's list, or one conversation object (the per-conversation
+    download and browser exporters write the object the web app loads, `mapping` and all)."""
+    if not text.lstrip().startswith("{"):
+        yield from iter_json_array(text)
+        return
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise BrokenJson(f"not valid JSON ({exc})") from None
+    if isinstance(document, dict) and isinstance(document.get("mapping"), dict):
+        yield document
+    elif isinstance(document, dict) and isinstance(document.get("conversations"), list):
+        yield from document["conversations"]
+    else:
+        raise BrokenJson("a JSON object without a conversation `mapping`; expected an export or one conversation")
 
 
 def _members(bundle: Bundle) -> list[str]:
@@ -160,15 +184,50 @@ def _turn(node_id: str, message: dict[str, Any], unknown: UnknownCounts) -> Turn
     if metadata.get("is_visually_hidden_from_conversation") is True or metadata.get("is_user_system_message"):
         return None
     author = as_dict(message.get("author"))
+    if _is_reasoning(message, author, metadata):
+        return None
     role = _ROLES.get(as_str(author.get("role")))
     if role is None:
         count_unknown(unknown, as_str(author.get("role")), "messages", "author role")
         return None
-    text = _content_text(as_dict(message.get("content")), unknown)
+    text = _without_markers(_content_text(as_dict(message.get("content")), unknown))
     if role == "tool" and text:
         name = as_str(author.get("name"))
         text = f"[tool {name}] {shorten(text, 300)}" if name else summarise_tool_result(text)
     return Turn(as_id(message.get("id")) or node_id, role, text, parse_time(message.get("create_time")))
+
+
+def _is_reasoning(message: dict[str, Any], author: dict[str, Any], metadata: dict[str, Any]) -> bool:
+    """The model thinking, which the app folds away: reasoning content, the reasoning worker's messages
+    (o1/o3/pro: author `tool` named `a8km123`, with the "Reasoning" / "Reasoned for 12s" labels in
+    metadata) and gpt-5's `analysis` channel. Not a tool, and not part of the visible thread."""
+    if as_str(as_dict(message.get("content")).get("content_type")) in _REASONING_CONTENT:
+        return True
+    if message.get("channel") == "analysis":
+        return True
+    labelled = "finished_text" in metadata or "initial_text" in metadata
+    return as_str(author.get("role")) == "tool" and (labelled or as_str(author.get("name")) == _REASONING_WORKER)
+
+
+def _without_markers(text: str) -> str:
+    """Text without the app's private-use markup: `\\ue200cite\\ue202turn0search1\\ue201` and its
+    kin (filecite, navlist, image_group...) are citations drawn as chips, so they go; an entity marker
+    (`\\ue200entity\\ue202["city","Paris"]\\ue201`) is drawn as its name, so the name stays. Stray marker
+    characters (U+E200-U+E2FF, such as the highlight brackets) are dropped."""
+    if not _PRIVATE_USE.search(text):
+        return text
+    text = _MARKER.sub(_marker_text, text)
+    return _PRIVATE_USE.sub("", text)
+
+
+def _marker_text(match: re.Match[str]) -> str:
+    kind, _, rest = match.group(2).partition("\ue202")
+    if kind == "entity":
+        with contextlib.suppress(ValueError, RecursionError):
+            value = json.loads(rest)
+            if isinstance(value, list) and len(value) > 1 and isinstance(value[1], str):
+                return match.group(1) + value[1]
+    return ""
 
 
 def _content_text(content: dict[str, Any], unknown: UnknownCounts) -> str:

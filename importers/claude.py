@@ -128,7 +128,7 @@ def _convert(
     if not uuid:
         raise Unusable("no uuid")
     turns: list[Turn] = []
-    for message in as_list(raw.get("chat_messages")):
+    for message in _visible_thread(raw, report):
         if not isinstance(message, dict):
             count_unknown(unknown, "not an object", "messages", "shape")
             continue
@@ -150,6 +150,34 @@ def _convert(
         url=f"https://claude.ai/chat/{uuid}",
         fallback_time=fallback,
     )
+
+
+def _visible_thread(raw: dict[str, Any], report: ImportReport) -> list[Any]:
+    """The messages the user sees. The official export lists one thread; copies of the web app's own
+    data (`?tree=True`, as browser exporters save it) hold every edit and retry, each message naming
+    its `parent_message_uuid`: then only the path from `current_leaf_message_uuid` (else the newest
+    leaf) back to the root is the conversation, as in the app."""
+    messages = as_list(raw.get("chat_messages"))
+    by_id = {as_id(m.get("uuid")): m for m in messages if isinstance(m, dict) and as_id(m.get("uuid"))}
+    if not any("parent_message_uuid" in m for m in by_id.values()):
+        return messages
+    leaf = as_id(raw.get("current_leaf_message_uuid"))
+    if leaf not in by_id:
+        parents = {as_id(m.get("parent_message_uuid")) for m in by_id.values()}
+        leaves = [key for key in by_id if key not in parents]
+        if not leaves:
+            return messages
+        if len(leaves) > 1:
+            report.note("some Claude conversations named no current message; their newest branch was used")
+        leaf = max(leaves, key=lambda key: as_str(by_id[key].get("created_at")))
+    thread: list[Any] = []
+    seen: set[str] = set()
+    while leaf in by_id and leaf not in seen:
+        seen.add(leaf)
+        thread.append(by_id[leaf])
+        leaf = as_id(by_id[leaf].get("parent_message_uuid"))
+    thread.reverse()
+    return thread
 
 
 def _project_of(raw: dict[str, Any], projects: dict[str, str]) -> str | None:

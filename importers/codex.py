@@ -39,6 +39,9 @@ _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instru
 _CWD = re.compile(r"<cwd>\s*(.*?)\s*</cwd>", re.DOTALL)
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", re.IGNORECASE)
 _SILENT_ITEMS = {"reasoning", "ghost_snapshot"}
+# `event_msg` repeats what the response items say, for the UI; `turn_context` is settings;
+# `compacted` is the summary the model continues from after compaction (the messages stay above it).
+_BOOKKEEPING = {"event_msg", "turn_context", "compacted"}
 _TOOL_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
 _TOOL_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 
@@ -109,6 +112,8 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
             turn = _turn(payload, f"codex:{session}:{number}", when, meta, unknown)
             if turn is not None:
                 turns.append(turn)
+        elif kind not in _BOOKKEEPING:
+            count_unknown(unknown, kind)
     session = as_id(meta.get("id")) or session
     return build_conversation(
         id=f"codex:{session}",

@@ -31,7 +31,8 @@ def test_codex_0_169_rollout_keeps_the_conversation_and_summarises_tools(fixture
     )
     assert imported.found("longitude bit parity")[0] == GEO
     assert "note: ignored 1 record of unknown type 'future_record'" in imported.summary
-    assert "'event_msg'" not in imported.summary and "'compacted'" not in imported.summary
+    assert "'event_msg'" not in imported.summary
+    assert "'compacted'" not in imported.summary
 
 
 def test_codex_older_rollouts_import_as_before(fixtures: Path, import_fixture) -> None:

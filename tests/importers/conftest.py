@@ -108,13 +108,17 @@ def import_fixture(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[I
     """Import a path as the CLI does (format detection, report, store) into a fresh library."""
     libraries: list[Library] = []
 
-    def run(path: Path, format: str | None = None, importer: Importer | None = None) -> Imported:
-        library = Library.open(tmp_path / f"store-{len(libraries)}", embedder=HashEmbedder())
-        libraries.append(library)
+    def run(
+        path: Path, format: str | None = None, importer: Importer | None = None, library: Library | None = None
+    ) -> Imported:
+        if library is None:  # a fresh store, unless the test imports into one it has already
+            library = Library.open(tmp_path / f"store-{len(libraries)}", embedder=HashEmbedder())
+            libraries.append(library)
         if importer is not None:  # a configured importer (a fixed time zone), read the same way
             report = ImportReport(path=path, format=importer.name)
             stats = library.import_conversations(without_opted_out(importer.read(path, report), report))
             summary = SourceSummary(path=path.name, format=importer.name, new=stats.new, messages=stats.messages)
+            summary.updated, summary.unchanged = stats.updated, stats.unchanged
             summary.skipped = [{"where": s.where, "reason": s.reason} for s in report.skipped]
             summary.notes = list(report.notes)
         else:

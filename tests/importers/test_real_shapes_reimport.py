@@ -1,0 +1,41 @@
+"""Importing any real-shape fixture a second time adds and changes nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+
+from importers.aider import AiderImporter
+
+from .conftest import build_vscdb
+
+SOURCES = [
+    "aider/interrupted",
+    "chatgpt-2025/export",
+    "chatgpt-2025/conversation-68b0c1d2.json",
+    "claude-branches",
+    "claude-code-2.1",
+    "codex-2026",
+    "cursor-versions",
+    "gemini-home/.gemini",
+]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_reimporting_a_real_shape_fixture_adds_nothing(
+    source: str, fixtures: Path, tmp_path: Path, import_fixture
+) -> None:
+    path = fixtures / source
+    importer = AiderImporter(tz=UTC) if source.startswith("aider") else None
+    if source == "cursor-versions":
+        path = build_vscdb(tmp_path / "state.vscdb", json.loads((path / "global-2025.json").read_text()))
+
+    first = import_fixture(path, importer=importer)
+    again = import_fixture(path, importer=importer, library=first.library)
+
+    assert first.conversations
+    assert f"0 new, 0 updated, {len(first.conversations)} unchanged" in again.summary
+    assert again.conversations == first.conversations

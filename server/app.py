@@ -14,13 +14,15 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from pydantic import ValidationError
 
 from server import wiring
 from server.background import BackgroundSync
 from server.settings import Settings
 from tools import conversation_search, read_chat, recent_chats
+from tools.arguments import ArgumentError, check_arguments, explain
 from tools.instructions import INSTRUCTIONS
 
 if TYPE_CHECKING:
@@ -82,6 +84,38 @@ class WarmLibrary:
         return self._library
 
 
+class PastchatsServer(MCPServer[Any]):
+    """MCPServer whose tool errors read as one plain line: unknown arguments are refused rather than
+    dropped, a schema violation names the parameter, its rule and an example (not pydantic's dump),
+    and a deliberate error keeps its own words without the SDK's "Error executing tool" prefix."""
+
+    _schemas: dict[str, dict[str, Any]] | None = None
+
+    async def _input_schema(self, name: str) -> dict[str, Any] | None:
+        if self._schemas is None:
+            self._schemas = {tool.name: tool.input_schema for tool in await self.list_tools()}
+        return self._schemas.get(name)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+        schema = await self._input_schema(name)
+        if schema is not None:
+            try:
+                check_arguments(name, arguments, schema)
+            except ArgumentError as exc:
+                raise ToolError(str(exc)) from None
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and schema is not None:
+                raise ToolError(explain(name, cause, schema)) from cause
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from cause
+            raise
+
+
 def build_server(settings: Settings, library_factory: LibraryFactory | None = None) -> MCPServer[Any]:
     """The MCP server with its three tools. Tests pass a factory returning a library they built."""
     factory = library_factory or wiring.open_library
@@ -96,7 +130,7 @@ def build_server(settings: Settings, library_factory: LibraryFactory | None = No
         syncing.start()
         yield None
 
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = PastchatsServer(
         name="pastchats",
         title="pastchats: your past chats",
         instructions=INSTRUCTIONS,

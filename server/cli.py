@@ -143,7 +143,7 @@ def recent(
 @click.argument("uri")
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--limit", type=click.IntRange(1, 100), default=40, show_default=True)
-@click.option("--around", help="A message id to centre the page on.")
+@click.option("--around", help="A message number (as shown) or id to centre the page on.")
 @json_option
 @click.pass_context
 def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:

@@ -24,22 +24,44 @@ def sql_in(column: str, values: list[str]) -> str:
 
 @dataclass(frozen=True)
 class Filters:
-    project: str | None = None
-    source: str | None = None
-    after: datetime | None = None  # exclusive, on updated_at
-    before: datetime | None = None  # exclusive, on updated_at
+    """`project` names every stored spelling of one project (they are matched case-insensitively).
 
-    def sql(self) -> str | None:
+    `after`/`before` are exclusive. On conversations (recent_chats, exports) they bound `updated_at`;
+    on retrieval units they bound the time of the unit's message (`at`: the message's own time, or its
+    chat's `updated_at` when the source gave none), so a long chat is found through the part of it that
+    falls in the window.
+    """
+
+    project: str | tuple[str, ...] | None = None
+    source: str | None = None
+    after: datetime | None = None
+    before: datetime | None = None
+
+    @property
+    def projects(self) -> tuple[str, ...] | None:
+        if self.project is None:
+            return None
+        return (self.project,) if isinstance(self.project, str) else self.project
+
+    def sql(self, time_column: str = "updated_at") -> str | None:
         clauses = []
-        if self.project is not None:
-            clauses.append(f"project = {sql_string(self.project)}")
+        if self.projects is not None:
+            clauses.append(sql_in("project", list(self.projects)))
         if self.source is not None:
             clauses.append(f"source = {sql_string(self.source)}")
         if self.after is not None:
-            clauses.append(f"updated_at > {sql_time(self.after)}")
+            clauses.append(f"{time_column} > {sql_time(self.after)}")
         if self.before is not None:
-            clauses.append(f"updated_at < {sql_time(self.before)}")
+            clauses.append(f"{time_column} < {sql_time(self.before)}")
         return " AND ".join(clauses) if clauses else None
+
+    def unit_sql(self) -> str | None:
+        """The filter on retrieval units (chunks): times are message times."""
+        return self.sql("at")
 
     def is_empty(self) -> bool:
         return self.sql() is None
+
+    def narrows(self) -> bool:
+        """True when a project or a time window can have excluded chats (for the "filtered out" notes)."""
+        return self.project is not None or self.after is not None or self.before is not None

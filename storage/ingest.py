@@ -15,7 +15,7 @@ import numpy as np
 from storage.chunking import DEFAULT_OPTIONS, Chunk, ChunkOptions, chunk_conversation
 from storage.embedder import Embedder, Vectors
 from storage.keyword_index import KeywordIndex
-from storage.lance_store import LanceStore
+from storage.lance_store import LanceStore, unit_time
 from storage.locks import WriteLock
 from storage.models import Conversation, naive_utc
 
@@ -141,6 +141,7 @@ class Ingestor:
                 "source": by_id[ch.conversation_id].source,
                 "project": by_id[ch.conversation_id].project,
                 "updated_at": naive_utc(by_id[ch.conversation_id].updated_at),
+                "at": unit_time(by_id[ch.conversation_id], ch.first_index),
             }
             for ch in chunks
         )
@@ -193,6 +194,10 @@ class Ingestor:
     def reembed_all(self) -> None:
         """Re-derive everything (the embedding model changed): no vectors from two models are mixed."""
         self.store.reset_chunks(self.embedder.dim)
+        self.rederive_all()
+
+    def rederive_all(self) -> None:
+        """Rebuild every derived row from the conversations; stored vectors are reused by content key."""
         batch: list[Conversation] = []
         for conversation in self.store.iter_conversations():
             batch.append(conversation)

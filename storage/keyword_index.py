@@ -18,10 +18,13 @@ from storage.lance_store import UnitHit
 from storage.models import naive_utc
 from storage.query import AnalysedQuery
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 TITLE_BOOST = 0.5
 PHRASE_BOOST = 1.5
 BIGRAM_BOOST = 0.5  # adjacent query words found near each other ("state lock") count extra
+# Each document keeps the start of its text, to tell which query words a hit holds (evidence for
+# fusion and for a match's strength). Passages are ~150 words; only a pasted blob is cut.
+STORED_TEXT_CHARS = 4000
 
 
 def _schema() -> tantivy.Schema:
@@ -29,10 +32,12 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("chunk_id", stored=True, tokenizer_name="raw")
     builder.add_text_field("conversation_id", stored=True, tokenizer_name="raw")
     builder.add_text_field("text", tokenizer_name="en_stem")
+    builder.add_bytes_field("stored_text", stored=True)  # not indexed: read back only
     builder.add_text_field("title", tokenizer_name="en_stem")
     builder.add_text_field("project", tokenizer_name="raw")
     builder.add_text_field("source", tokenizer_name="raw")
     builder.add_date_field("updated_at", fast=True, indexed=True)
+    builder.add_date_field("at", fast=True, indexed=True)
     builder.add_integer_field("first_index", stored=True, indexed=False)
     builder.add_integer_field("last_index", stored=True, indexed=False)
     builder.add_text_field("message_ids", stored=True, tokenizer_name="raw", index_option="basic")
@@ -67,6 +72,11 @@ class KeywordIndex:
 
     def doc_count(self) -> int:
         return int(self._searcher().num_docs)
+
+    def doc_freqs(self, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
+        """How many documents there are, and how many hold each (analysed) term."""
+        searcher = self._searcher()
+        return int(searcher.num_docs), {term: int(searcher.doc_freq("text", term)) for term in terms}
 
     def search(self, query: AnalysedQuery, limit: int, filters: Filters) -> list[UnitHit]:
         if not query.terms:
@@ -110,20 +120,22 @@ class KeywordIndex:
                     doc["first_index"][0],
                     doc["last_index"][0],
                     tuple(doc["message_ids"]),
+                    text=bytes((doc["stored_text"] or [b""])[0]).decode("utf-8", "replace"),
                 )
             )
         return out
 
     def _filter_queries(self, filters: Filters) -> Iterator[Any]:
         Q = tantivy.Query
-        if filters.project is not None:
-            yield Q.term_query(self.schema, "project", filters.project)
+        if filters.projects is not None:
+            names = [(tantivy.Occur.Should, Q.term_query(self.schema, "project", p)) for p in filters.projects]
+            yield Q.boolean_query(names)
         if filters.source is not None:
             yield Q.term_query(self.schema, "source", filters.source)
         if filters.after is not None or filters.before is not None:
             yield Q.range_query(
                 self.schema,
-                "updated_at",
+                "at",
                 tantivy.FieldType.Date,
                 naive_utc(filters.after),
                 naive_utc(filters.before),
@@ -164,6 +176,8 @@ class KeywordIndex:
             "title": title,
             "source": row["source"],
             "updated_at": updated,
+            "at": row.get("at") or updated,
+            "stored_text": row["text"][:STORED_TEXT_CHARS].encode("utf-8", "replace"),
             "first_index": row["first_index"],
             "last_index": row["last_index"],
             "message_ids": list(row["message_ids"]),

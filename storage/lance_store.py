@@ -11,7 +11,7 @@ import logging
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -81,9 +81,18 @@ def _chunk_schema(dim: int) -> pa.Schema:
             pa.field("source", pa.string()),
             pa.field("project", pa.string()),
             pa.field("updated_at", TIMESTAMP),
+            # The time of the unit's message (its chat's updated_at when the source gave none): the
+            # time window of conversation_search selects messages, not whole chats.
+            pa.field("at", TIMESTAMP),
             pa.field("version", pa.string()),
         ]
     )
+
+
+def unit_time(conversation: Conversation, first_index: int) -> datetime | None:
+    """When a retrieval unit was said: its first message's time, or the chat's last update."""
+    message = conversation.messages[first_index] if first_index < len(conversation.messages) else None
+    return naive_utc(message.created_at if message is not None and message.created_at else conversation.updated_at)
 
 
 def aware(value: datetime | None) -> datetime | None:
@@ -92,13 +101,19 @@ def aware(value: datetime | None) -> datetime | None:
 
 @dataclass(frozen=True)
 class UnitHit:
-    """A retrieval unit returned by one leg: which chunk, in which chat, covering which messages."""
+    """A retrieval unit returned by one leg: which chunk, in which chat, covering which messages.
+
+    The vector leg fills `similarity` (cosine, -1..1); the keyword leg fills `text` (the unit's text, to
+    tell which query terms it holds). Both are evidence for how good a match is; ranks alone are not.
+    """
 
     chunk_id: str
     conversation_id: str
     first_index: int
     last_index: int
     message_ids: tuple[str, ...]
+    similarity: float | None = None
+    text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -167,11 +182,18 @@ class LanceStore:
         self.conversations = self._open("conversations", _conversation_schema(), existing)
         self.messages = self._open("messages", _message_schema(), existing)
         self.chunks = self._open("chunks", _chunk_schema(dim), existing)
+        self._add_unit_times()
 
     def _open(self, name: str, schema: pa.Schema, existing: set[str]) -> Any:
         if name in existing:
             return self._db.open_table(name)
         return self._db.create_table(name, schema=schema, exist_ok=True)
+
+    def _add_unit_times(self) -> None:
+        """A store written before units carried their message's time gets the column, filled with the
+        chat's updated_at; the library then re-derives the chats so each unit gets its own time."""
+        if "at" not in self.chunks.schema.names:
+            self.chunks.add_columns({"at": "updated_at"})
 
     def chunk_dim(self) -> int:
         return int(self.chunks.schema.field("vector").type.list_size)
@@ -321,7 +343,7 @@ class LanceStore:
 
     def chunk_rows(self, where: str | None = None) -> Iterator[dict[str, Any]]:
         columns = ["id", "conversation_id", "first_index", "last_index", "message_ids", "text"]
-        columns += ["source", "project", "updated_at"]
+        columns += ["source", "project", "updated_at", "at"]
         query = self.chunks.search().select(columns).limit(None)
         if where:
             query = query.where(where)
@@ -329,8 +351,9 @@ class LanceStore:
             yield from batch.to_pylist()
 
     def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
-        """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly."""
-        return [hit for _, hit in self.scored_vector_search(vector, limit, filters)]
+        """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly;
+        each carries its similarity (evidence for how good a match is)."""
+        return [replace(hit, similarity=score) for score, hit in self.scored_vector_search(vector, limit, filters)]
 
     def scored_vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[tuple[float, UnitHit]]:
         snapshot = self.matrix.snapshot() if self.matrix.can_mask(filters) else None
@@ -355,10 +378,26 @@ class LanceStore:
     ) -> list[tuple[float, UnitHit]]:
         columns = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
         query = self.chunks.search(vector.tolist()).metric("cosine").select(columns).limit(limit)
-        where = " AND ".join(part for part in (filters.sql(), scope) if part)
+        where = " AND ".join(part for part in (filters.unit_sql(), scope) if part)
         if where:
             query = query.where(where, prefilter=True)
         return [(1.0 - float(r["_distance"]), _unit_hit(r)) for r in query.to_arrow().to_pylist()]
+
+    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
+        """(first, last) message time of each chat that has message times at all."""
+        if not ids:
+            return {}
+        query = self.messages.search().where(sql_in("conversation_id", list(ids)))
+        table = query.select(["conversation_id", "created_at"]).limit(None).to_arrow()
+        spans: dict[str, tuple[datetime, datetime]] = {}
+        pairs = zip(table.column("conversation_id").to_pylist(), table.column("created_at").to_pylist(), strict=True)
+        for cid, when in pairs:
+            if when is None:
+                continue
+            when = when.replace(tzinfo=UTC)
+            first, last = spans.get(cid, (when, when))
+            spans[cid] = (min(first, when), max(last, when))
+        return spans
 
     def counts(self) -> tuple[int, int, int]:
         return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
@@ -432,6 +471,7 @@ class LanceStore:
                 "source": by_id[ch.conversation_id].source,
                 "project": by_id[ch.conversation_id].project,
                 "updated_at": naive_utc(by_id[ch.conversation_id].updated_at),
+                "at": unit_time(by_id[ch.conversation_id], ch.first_index),
                 "version": versions[ch.conversation_id],
             }
             for i, ch in enumerate(chunks)

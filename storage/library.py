@@ -8,6 +8,7 @@ Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
@@ -21,16 +22,29 @@ from storage.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastE
 from storage.filters import Filters, sql_in, sql_string
 from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.keyword_index import KeywordIndex
-from storage.lance_store import LanceStore
+from storage.lance_store import ConversationMeta, LanceStore
 from storage.locks import StoreBusy, WriteLock
 from storage.models import Conversation
 from storage.recent import page_by_time, preview, preview_spans
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine, chat_hit, shown
 
-__all__ = ["IngestProgress", "IngestStats", "Library", "NotFound", "RankedUnit", "StoreError", "StoreStats"]
+__all__ = [
+    "IngestProgress",
+    "IngestStats",
+    "Library",
+    "NotFound",
+    "RankedUnit",
+    "StoreError",
+    "StoreStats",
+    "UnknownMessage",
+    "UnknownProject",
+]
 
 log = logging.getLogger(__name__)
+
+# 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
+STORE_FORMAT = 2
 
 
 class StoreError(Exception):
@@ -39,6 +53,20 @@ class StoreError(Exception):
 
 class NotFound(StoreError):
     pass
+
+
+class UnknownMessage(StoreError):
+    """read_chat's `around` names no message of the chat; the message says which numbers exist."""
+
+
+class UnknownProject(StoreError):
+    """A project filter that names no project in the store; the message lists the ones there are."""
+
+    def __init__(self, name: str, known: list[str]):
+        listed = ", ".join(repr(p) for p in known[:30]) + (f" and {len(known) - 30} more" if len(known) > 30 else "")
+        hint = f"Known projects: {listed}." if known else "No chat in the store has a project."
+        super().__init__(f"project {name!r} is not a known project. {hint} Pass one of them, or leave project out.")
+        self.known = known
 
 
 @dataclass
@@ -114,7 +142,7 @@ class Library:
 
     def _write_meta(self) -> None:
         if self.embedder is not None:
-            meta = {"format": 1, "model": self.embedder.model_name, "dim": self.embedder.dim}
+            meta = {"format": STORE_FORMAT, "model": self.embedder.model_name, "dim": self.embedder.dim}
             (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
 
     def _ingestor(self) -> Ingestor:
@@ -135,6 +163,9 @@ class Library:
                         log.warning("embedding model changed to %s: re-embedding", self.embedder.model_name)
                         ingestor.reembed_all()
                     ingestor.repair()
+                    if self._stored_meta().get("format", STORE_FORMAT) != STORE_FORMAT:
+                        log.warning("store written by an older pastchats: re-deriving its messages and units")
+                        ingestor.rederive_all()
                     self._write_meta()
                     if self.keywords.doc_count() != self.store.chunks.count_rows():
                         log.warning("keyword index out of step with the store: rebuilding it")
@@ -181,6 +212,16 @@ class Library:
 
     # ---- reads -------------------------------------------------------------------------------
 
+    def resolve_project(self, project: str | None) -> tuple[str, ...] | None:
+        """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject)."""
+        if project is None:
+            return None
+        known = self.store.column_counts("project")
+        names = tuple(sorted(p for p in known if p.casefold() == project.casefold()))
+        if not names:
+            raise UnknownProject(project, sorted(known, key=str.casefold))
+        return names
+
     def search(
         self,
         query: str,
@@ -193,8 +234,12 @@ class Library:
         mode: SearchMode = "hybrid",
         fusion: Fusion = SHIPPED,
     ) -> SearchResult:
-        """Hybrid search; chats in rank order, each with its matches expanded to nearby messages."""
-        filters = Filters(project=project, source=source, after=after, before=before)
+        """Hybrid search: strong chats first, then weak ones, each with its matches as question and answer.
+
+        `after`/`before` select messages by their time (a chat is found through the part of it in the
+        window); `project` matches case-insensitively.
+        """
+        filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
         return self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
 
     def search_units(
@@ -210,7 +255,7 @@ class Library:
         fusion: Fusion = SHIPPED,
     ) -> list[RankedUnit]:
         """Retrieval units in fused rank order, before grouping by chat (for evaluation and tooling)."""
-        filters = Filters(project=project, source=source, after=after, before=before)
+        filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
         return self.engine.search_units(query, limit=limit, mode=mode, filters=filters, fusion=fusion)
 
     def recent(
@@ -226,12 +271,18 @@ class Library:
 
         A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
         """
-        timeline = self.store.timeline(Filters(project=project, after=after, before=before))
+        projects = self.resolve_project(project)
+        timeline = self.store.timeline(Filters(project=projects, after=after, before=before))
         page, more = page_by_time(timeline, n, sort_order)
         metas = self.store.metas([cid for _, cid in page])
         spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
         messages = self.store.message_windows(spans)
-        chats = [chat_hit(metas[cid], preview(spans[cid], messages.get(cid, []))) for _, cid in page if cid in metas]
+        times = self.store.message_spans(list(metas))
+        chats = [
+            chat_hit(metas[cid], preview(spans[cid], messages.get(cid, [])), span=times.get(cid))
+            for _, cid in page
+            if cid in metas
+        ]
         notes = []
         if len(page) > n:
             notes.append(f"{len(page)} chats shown rather than {n}: they share an updated_at with the last one")
@@ -244,34 +295,60 @@ class Library:
             notes=notes,
         )
 
-    def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | None = None) -> ChatPage:
-        """A page of a conversation's messages; `around` (a message id) centres the page on it."""
-        metas = self.store.metas([uri])
-        if uri not in metas:
-            raise NotFound(f"no chat with uri {uri!r}")
-        meta = metas[uri]
-        if around is not None:
+    def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
+        """A page of a conversation's messages; `around` (a message number from 1, or a message id)
+        centres the page on that message."""
+        meta = self._meta_for(uri)
+        uri = meta.id
+        position = None if around is None else self._position(meta, around)
+        if position is not None:
+            offset = max(0, position - limit // 2)
+        offset = max(0, min(offset, max(meta.message_count - 1, 0)))
+        messages = self.store.message_range(uri, offset, offset + limit - 1)
+        focus = {m.id for m in messages if m.index == position}
+        end = offset + len(messages)
+        return ChatPage(
+            chat=chat_hit(meta, span=self.store.message_spans([uri]).get(uri)),
+            messages=[shown(m, focus) for m in messages],
+            offset=offset,
+            next_offset=end if end < meta.message_count else None,
+        )
+
+    def _meta_for(self, uri: str) -> ConversationMeta:
+        """The chat a uri names: as stored, or as the text shows it (attribute-escaped)."""
+        candidates = list(dict.fromkeys([uri, html.unescape(uri)]))
+        metas = self.store.metas(candidates)
+        for candidate in candidates:
+            if candidate in metas:
+                return metas[candidate]
+        raise NotFound(f"no chat with uri {uri!r}")
+
+    def _position(self, meta: ConversationMeta, around: str | int) -> int:
+        """The 0-based index of the message `around` names: its number as shown (`12`, `"#12"`) or its id."""
+        if isinstance(around, str):
             rows = (
                 self.store.messages.search()
-                .where(f"conversation_id = {sql_string(uri)} AND id = {sql_string(around)}")
+                .where(f"conversation_id = {sql_string(meta.id)} AND id = {sql_string(around)}")
                 .select(["position"])
                 .limit(1)
                 .to_arrow()
                 .to_pylist()
             )
-            if not rows:
-                raise NotFound(f"chat {uri!r} has no message with id {around!r}")
-            offset = max(0, rows[0]["position"] - limit // 2)
-        offset = max(0, min(offset, max(meta.message_count - 1, 0)))
-        messages = self.store.message_range(uri, offset, offset + limit - 1)
-        focus = {around} if around else set()
-        end = offset + len(messages)
-        return ChatPage(
-            chat=chat_hit(meta),
-            messages=[shown(m, focus) for m in messages],
-            offset=offset,
-            next_offset=end if end < meta.message_count else None,
-        )
+            if rows:
+                return int(rows[0]["position"])
+            digits = around.strip().lstrip("#")
+            if not digits.isdigit():
+                raise UnknownMessage(
+                    f"around={around!r} is neither a message number (1-{meta.message_count}) nor a message id "
+                    f"of chat {meta.id!r}. Pass the number a result shows before the role, e.g. around=12."
+                )
+            around = int(digits)
+        if not 1 <= around <= meta.message_count:
+            raise UnknownMessage(
+                f"around={around} is outside chat {meta.id!r}, which has messages 1-{meta.message_count}. "
+                "Pass the number a result shows before the role, e.g. around=1."
+            )
+        return around - 1
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""

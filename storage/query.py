@@ -247,6 +247,7 @@ class AnalysedQuery:
     terms: tuple[str, ...]  # stemmed, de-duplicated, for the keyword leg
     phrases: tuple[tuple[str, ...], ...]  # identifiers like payment-service, as stemmed token sequences
     has_identifier: bool = False  # code-like tokens: exact words matter more than meaning
+    meta_only: bool = False  # nothing but meta and stop words ("what did we discuss yesterday")
 
     @property
     def is_empty(self) -> bool:
@@ -257,7 +258,8 @@ def analyse(query: str) -> AnalysedQuery:
     text = " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS]
     words = list(_PLAIN.analyze(text))
     content = [w for w in words if w not in STOPWORDS and w not in META_WORDS]
-    if not content:  # a query of only meta words still searches with what it has
+    meta_only = not content
+    if meta_only:  # a query of only meta words still searches with what it has
         content = [w for w in words if w not in STOPWORDS] or words
     terms: list[str] = []
     for word in content:
@@ -271,5 +273,9 @@ def analyse(query: str) -> AnalysedQuery:
             phrases.append(tokens)
     identifier = bool(phrases) or any(_CODE_WORD.search(word) for word in text.split())
     return AnalysedQuery(
-        text=text, terms=tuple(terms[:MAX_KEYWORD_TERMS]), phrases=tuple(phrases[:8]), has_identifier=identifier
+        text=text,
+        terms=tuple(terms[:MAX_KEYWORD_TERMS]),
+        phrases=tuple(phrases[:8]),
+        has_identifier=identifier,
+        meta_only=meta_only,
     )

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from storage.evidence import Strength
 from storage.models import Role
 
 SearchMode = Literal["hybrid", "keyword", "vector"]
@@ -21,6 +22,7 @@ class ShownMessage(BaseModel):
 
     id: str
     index: int = Field(description="Position in the conversation, from 0.")
+    number: int = Field(description="Position from 1, as the text shows it; read_chat(around=...) accepts it.")
     role: Role
     text: str
     created_at: datetime | None = None
@@ -47,14 +49,22 @@ class ChatHit(BaseModel):
     project: str | None = None
     created_at: datetime
     updated_at: datetime
+    first_message_at: datetime | None = Field(default=None, description="Time of the chat's first message.")
+    last_message_at: datetime | None = Field(default=None, description="Time of the chat's last message.")
     message_count: int
+    strength: Strength | None = Field(
+        default=None,
+        description="Search only. strong: the chat holds the query's distinctive words or closely matches its "
+        "meaning; weak: only common words or a loose topic in common, possibly unrelated.",
+    )
     matches: list[Match] = Field(default_factory=list, description="Matches in rank order (search only).")
 
 
 class SearchResult(BaseModel):
     query: str
     mode: SearchMode = Field(description="Which retrieval legs answered: hybrid, keyword-only or vector-only.")
-    chats: list[ChatHit]
+    chats: list[ChatHit] = Field(description="Strong matches first, then weak ones; each group in rank order.")
+    matching_chats: int = Field(default=0, description="How many chats matched at all (shown or not).")
     notes: list[str] = Field(default_factory=list)
 
 

@@ -5,14 +5,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from storage.embedder import Embedder
+from storage.evidence import ChatEvidence, Strength, TermWeights, keyword_factor, strongest_first
 from storage.filters import Filters
 from storage.fusion import rrf
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import ConversationMeta, LanceStore, UnitHit
 from storage.models import Message
-from storage.query import analyse
+from storage.query import AnalysedQuery, analyse
 from storage.results import ChatHit, Match, SearchMode, SearchResult, ShownMessage
 
 log = logging.getLogger(__name__)
@@ -41,13 +43,16 @@ class Fusion:
     chat_units: int = 1
     # Each unit gains this share of its neighbouring messages' scores (tried; it hurt, so it is off).
     neighbour_share: float = 0.0
+    # A keyword hit counts fully once it holds this share of the query's (idf-weighted) words, less in
+    # proportion below: hits on common words alone no longer bury a strong semantic match. 0 = off.
+    keyword_coverage: float = 0.6
 
 
 SHIPPED = Fusion()
-PLAIN_RRF = Fusion(k=60, identifier_keyword_weight=1.0, chat_boost=0.0)
+PLAIN_RRF = Fusion(k=60, identifier_keyword_weight=1.0, chat_boost=0.0, keyword_coverage=0.0)
 MATCHES_PER_CHAT = 3
-CONTEXT_BEFORE = 1
-CONTEXT_AFTER = 1
+# Messages read around a match before trimming it to a question and its answer.
+REACH = 2
 NO_FILTERS = Filters()
 
 Window = tuple[int, int, list[str]]  # first index, last index, matched message ids
@@ -65,7 +70,23 @@ class RankedUnit:
     score: float
 
 
-def chat_hit(meta: ConversationMeta, matches: list[Match] | None = None) -> ChatHit:
+@dataclass
+class Ranking:
+    """The fused units of one query, with the evidence each chat gave."""
+
+    fused: list[tuple[str, float]]
+    units: dict[str, UnitHit]
+    evidence: dict[str, ChatEvidence]
+    weights: TermWeights
+
+
+def chat_hit(
+    meta: ConversationMeta,
+    matches: list[Match] | None = None,
+    *,
+    span: tuple[datetime, datetime] | None = None,
+    strength: Strength | None = None,
+) -> ChatHit:
     return ChatHit(
         uri=meta.id,
         title=meta.title,
@@ -74,7 +95,10 @@ def chat_hit(meta: ConversationMeta, matches: list[Match] | None = None) -> Chat
         project=meta.project,
         created_at=meta.created_at,
         updated_at=meta.updated_at,
+        first_message_at=span[0] if span else None,
+        last_message_at=span[1] if span else None,
         message_count=meta.message_count,
+        strength=strength,
         matches=matches or [],
     )
 
@@ -83,6 +107,7 @@ def shown(message: Message, matched: set[str]) -> ShownMessage:
     return ShownMessage(
         id=message.id,
         index=message.index,
+        number=message.index + 1,
         role=message.role,
         text=message.text,
         created_at=message.created_at,
@@ -101,6 +126,77 @@ class SearchEngine:
             return "keyword", ["keyword-only results: the embedding model could not be loaded"]
         return mode, []
 
+    def rank(
+        self,
+        query: str,
+        *,
+        limit: int = 50,
+        mode: SearchMode = "hybrid",
+        filters: Filters = NO_FILTERS,
+        fusion: Fusion = SHIPPED,
+    ) -> Ranking:
+        """Both legs, fused, with the evidence every chat in either leg gave."""
+        mode, _ = self.effective_mode(mode)
+        analysed = analyse(query)
+        if analysed.is_empty:
+            return Ranking([], {}, {}, TermWeights({}))
+        depth = max(limit, LEG_DEPTH)
+        weights = self._weights(analysed)
+        evidence: dict[str, ChatEvidence] = {}
+        legs: list[list[UnitHit]] = []
+        leg_weights: list[float] = []
+        unit_weights: list[dict[str, float] | None] = []
+        if mode in ("hybrid", "keyword"):
+            hits = self.keywords.search(analysed, depth, filters)
+            factors: dict[str, float] = {}
+            for hit in hits:
+                coverage = weights.coverage(hit.text or "")
+                evidence.setdefault(hit.conversation_id, ChatEvidence()).add(coverage=coverage)
+                factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
+            legs.append(hits)
+            leg_weights.append(fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight)
+            unit_weights.append(factors)
+            exact = self.keywords.search_phrases(analysed, depth, filters)
+            for hit in exact:
+                evidence.setdefault(hit.conversation_id, ChatEvidence()).add(exact=True)
+            if exact:  # chunks holding an identifier word for word rank as a list of their own
+                legs.append(exact)
+                leg_weights.append(1.0)
+                unit_weights.append(None)
+        if mode in ("hybrid", "vector") and self.embedder is not None:
+            vector = self.embedder.embed_query(analysed.text)
+            hits = self.store.vector_search(vector, depth, filters)
+            for hit in hits:
+                evidence.setdefault(hit.conversation_id, ChatEvidence()).add(similarity=hit.similarity)
+            legs.append(hits)
+            leg_weights.append(fusion.vector_weight)
+            unit_weights.append(None)
+        units = {hit.chunk_id: hit for leg in legs for hit in leg}
+        fused = self._fuse(legs, leg_weights, unit_weights, fusion.k)
+        if fusion.neighbour_share:
+            fused = self._neighbour_boost(fused, units, fusion.neighbour_share)
+        if fusion.chat_boost:
+            fused = self._chat_boost(fused, units, fusion.chat_boost, fusion.chat_units)
+        return Ranking(fused, units, evidence, weights)
+
+    def _weights(self, analysed: AnalysedQuery) -> TermWeights:
+        total, freqs = self.keywords.doc_freqs(analysed.terms)
+        return TermWeights.of(analysed, total, freqs)
+
+    @staticmethod
+    def _fuse(
+        legs: list[list[UnitHit]], weights: list[float], unit_weights: list[dict[str, float] | None], k: int
+    ) -> list[tuple[str, float]]:
+        """RRF, where a leg may scale its units one by one (the keyword leg, by the words each holds)."""
+        if all(factors is None for factors in unit_weights):
+            return rrf([[hit.chunk_id for hit in leg] for leg in legs], k=k, weights=weights)
+        scores: dict[str, float] = {}
+        for leg, weight, factors in zip(legs, weights, unit_weights, strict=True):
+            for rank, hit in enumerate(leg, start=1):
+                factor = 1.0 if factors is None else factors.get(hit.chunk_id, 1.0)
+                scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * factor / (k + rank)
+        return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+
     def search_units(
         self,
         query: str,
@@ -110,30 +206,8 @@ class SearchEngine:
         filters: Filters = NO_FILTERS,
         fusion: Fusion = SHIPPED,
     ) -> list[RankedUnit]:
-        mode, _ = self.effective_mode(mode)
-        analysed = analyse(query)
-        if analysed.is_empty:
-            return []
-        depth = max(limit, LEG_DEPTH)
-        legs: list[list[UnitHit]] = []
-        weights: list[float] = []
-        if mode in ("hybrid", "keyword"):
-            legs.append(self.keywords.search(analysed, depth, filters))
-            weights.append(fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight)
-            exact = self.keywords.search_phrases(analysed, depth, filters)
-            if exact:  # chunks holding an identifier word for word rank as a list of their own
-                legs.append(exact)
-                weights.append(1.0)
-        if mode in ("hybrid", "vector") and self.embedder is not None:
-            vector = self.embedder.embed_query(analysed.text)
-            legs.append(self.store.vector_search(vector, depth, filters))
-            weights.append(fusion.vector_weight)
-        units = {hit.chunk_id: hit for leg in legs for hit in leg}
-        fused = rrf([[hit.chunk_id for hit in leg] for leg in legs], k=fusion.k, weights=weights)
-        if fusion.neighbour_share:
-            fused = self._neighbour_boost(fused, units, fusion.neighbour_share)
-        if fusion.chat_boost:
-            fused = self._chat_boost(fused, units, fusion.chat_boost, fusion.chat_units)
+        ranking = self.rank(query, limit=limit, mode=mode, filters=filters, fusion=fusion)
+        units = ranking.units
         return [
             RankedUnit(
                 chunk_id=cid,
@@ -143,7 +217,7 @@ class SearchEngine:
                 message_ids=units[cid].message_ids,
                 score=score,
             )
-            for cid, score in fused[:limit]
+            for cid, score in ranking.fused[:limit]
         ]
 
     @staticmethod
@@ -186,32 +260,66 @@ class SearchEngine:
         filters: Filters = NO_FILTERS,
         fusion: Fusion = SHIPPED,
     ) -> SearchResult:
+        """Chats with strong evidence first, then weak ones, each group in fused rank order."""
         used_mode, notes = self.effective_mode(mode)
-        units = self.search_units(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters, fusion=fusion)
+        ranking = self.rank(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters, fusion=fusion)
         by_chat: dict[str, list[RankedUnit]] = {}
-        for unit in units:
-            by_chat.setdefault(unit.conversation_id, []).append(unit)
-        chosen = list(by_chat)[:max_results]
+        for cid, score in ranking.fused:
+            unit = ranking.units[cid]
+            ranked = RankedUnit(cid, unit.conversation_id, unit.first_index, unit.last_index, unit.message_ids, score)
+            by_chat.setdefault(unit.conversation_id, []).append(ranked)
+        strengths = {cid: ranking.evidence.get(cid, ChatEvidence()).strength(ranking.weights) for cid in by_chat}
+        matching = sum(1 for cid in by_chat if ranking.evidence.get(cid, ChatEvidence()).matches())
+        chosen = strongest_first((cid, strengths[cid]) for cid in by_chat)[:max_results]
         metas = self.store.metas(chosen)
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
-        windows = {cid: self._windows(metas[cid], by_chat[cid]) for cid in chosen}
-        messages = self.store.message_windows({cid: [(f, last) for f, last, _ in w] for cid, w in windows.items()})
+        reach = {cid: self._reach(metas[cid], by_chat[cid]) for cid in chosen}
+        messages = self.store.message_windows(reach)
+        spans = self.store.message_spans(chosen)
         chats = []
         for cid in chosen:
             by_index = {m.index: m for m in messages.get(cid, [])}
-            chats.append(chat_hit(metas[cid], self._matches(windows[cid], by_index)))
-        return SearchResult(query=query, mode=used_mode, chats=chats, notes=notes)
+            windows = self._windows(by_chat[cid], by_index)
+            chats.append(
+                chat_hit(metas[cid], self._matches(windows, by_index), span=spans.get(cid), strength=strengths[cid])
+            )
+        return SearchResult(
+            query=query, mode=used_mode, chats=chats, matching_chats=max(matching, len(chats)), notes=notes
+        )
 
     @staticmethod
-    def _windows(meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[Window]:
-        """The chat's best units, each widened to its neighbours; windows that overlap or touch merge.
+    def _reach(meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[tuple[int, int]]:
+        """The message ranges to read around the chat's best units (trimmed by role afterwards)."""
+        last = max(meta.message_count - 1, 0)
+        return [(max(0, u.first_index - REACH), min(last, u.last_index + REACH)) for u in units[:MATCHES_PER_CHAT]]
 
-        A merged window takes the place of the best window it absorbed; matched ids keep rank order.
+    @staticmethod
+    def _answering(first: int, last: int, messages: dict[int, Message]) -> tuple[int, int]:
+        """Widen a match to a question and its answer: a user message gets the reply after it, any other
+        message the user message before it. Without roles to go by, one message either side."""
+        start, end = first, last
+        if first in messages and messages[first].role != "user":
+            for i in range(first - 1, first - REACH - 1, -1):
+                if i in messages:
+                    start = i
+                    if messages[i].role == "user":
+                        break
+        if last in messages and messages[last].role == "user":
+            for i in range(last + 1, last + REACH + 1):
+                if i in messages:
+                    end = i
+                    if messages[i].role == "assistant":
+                        break
+        return start, end
+
+    @classmethod
+    def _windows(cls, units: Sequence[RankedUnit], messages: dict[int, Message]) -> list[Window]:
+        """The chat's best units, each widened to a question and its answer; windows that overlap or touch
+        merge. A merged window takes the place of the best window it absorbed; matched ids keep rank order.
         """
         windows: list[Window] = []
         for unit in units[:MATCHES_PER_CHAT]:
-            first = max(0, unit.first_index - CONTEXT_BEFORE)
-            last = min(meta.message_count - 1, unit.last_index + CONTEXT_AFTER)
+            first, last = cls._answering(unit.first_index, unit.last_index, messages)
             merged: Window = (first, last, list(unit.message_ids))
             position = len(windows)
             remaining: list[Window] = []

@@ -48,9 +48,19 @@ except ImportError:  # pragma: no cover - a platform without a simsimd wheel: th
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: rows carry their message time (`at`), which time filters select on
 MAX_CHANGES = 2_000
-META_COLUMNS = ["id", "conversation_id", "first_index", "last_index", "message_ids", "source", "project", "updated_at"]
+META_COLUMNS = [
+    "id",
+    "conversation_id",
+    "first_index",
+    "last_index",
+    "message_ids",
+    "source",
+    "project",
+    "updated_at",
+    "at",
+]
 MASKABLE = {"project", "source", "after", "before"}  # the Filters fields a mask reproduces exactly
 _BLOCK = 16_384
 
@@ -80,7 +90,7 @@ class Snapshot:
     project_codes: dict[str, int]
     source: npt.NDArray[np.int32]
     source_codes: dict[str, int]
-    updated_at: npt.NDArray[np.int64]
+    at: npt.NDArray[np.int64]
 
     def mask(self, filters: Filters, exclude: Collection[str]) -> npt.NDArray[np.bool_] | None:
         """Rows that pass the filters and belong to none of `exclude`; None when every row does."""
@@ -90,15 +100,16 @@ class Snapshot:
             nonlocal keep
             keep = condition if keep is None else keep & condition
 
-        if filters.project is not None:
-            narrow(self.project == self.project_codes.get(filters.project, -2))
+        if filters.projects is not None:
+            wanted = [self.project_codes.get(p, -2) for p in filters.projects]
+            narrow(np.isin(self.project, np.asarray(wanted, dtype=np.int32)))
         if filters.source is not None:
             narrow(self.source == self.source_codes.get(filters.source, -2))
         after, before = _micros(filters.after), _micros(filters.before)
         if after is not None:
-            narrow(self.updated_at > after)
+            narrow(self.at > after)
         if before is not None:
-            narrow(self.updated_at < before)
+            narrow(self.at < before)
         codes = [self.conversation_codes[c] for c in exclude if c in self.conversation_codes]
         if codes:
             narrow(~np.isin(self.conversation, np.asarray(codes, dtype=np.int32)))
@@ -202,10 +213,10 @@ class VectorMatrix:
         conversation, conversation_codes = _codes(meta.column("conversation_id"))
         project, project_codes = _codes(meta.column("project"))
         source, source_codes = _codes(meta.column("source"))
-        updated = meta.column("updated_at").cast(pa.int64()).to_numpy().astype(np.int64)
+        at = meta.column("at").cast(pa.int64()).to_numpy().astype(np.int64)
         return Snapshot(
             generation, int(manifest["lance_version"]), vectors, meta, conversation, conversation_codes,
-            project, project_codes, source, source_codes, updated,
+            project, project_codes, source, source_codes, at,
         )  # fmt: skip
 
     def changed_since(self, snapshot: Snapshot) -> list[str] | None:

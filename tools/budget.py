@@ -1,9 +1,9 @@
 """Fitting a result into the output budget without losing the way back to what was cut.
 
-Long messages are shortened around the part that matched (marked `[…]`); then the lowest-ranked
-matches and chats go, last first. Whatever is cut is named in a note with the exact call that gets
-it back, so the model never has to guess. Each `fit_*` takes a `render` callback and measures the
-real text, notes included.
+Long messages are shortened (marked `[…]`; around the part that matched, in a search); a listing or a
+page that is still too long shows fewer chats or messages. Whatever is cut is named in a note with the
+exact call that gets it back, so the model never has to guess. Each `fit_*` takes a `render` callback
+and measures the real text, notes included. Searches share their budget in `tools.search_budget`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from storage.results import ChatHit, ChatPage, Match, RecentResult, SearchResult, ShownMessage
-from tools.outputs import ReadOutput, RecentOutput, SearchOutput
+from storage.results import ChatHit, ChatPage, RecentResult, ShownMessage
+from tools.outputs import ReadOutput, RecentOutput
 from tools.render import iso, quoted
 
 CUT = "[…]"
@@ -48,7 +48,7 @@ def clip_message(message: ShownMessage, limit: int, focus: re.Pattern[str] | Non
     return message.model_copy(update={"text": text, "truncated": True}) if cut else message
 
 
-def _clip_hit(hit: ChatHit, cap: int, focus: re.Pattern[str] | None) -> ChatHit:
+def clip_hit(hit: ChatHit, cap: int, focus: re.Pattern[str] | None) -> ChatHit:
     matches = [
         match.model_copy(
             update={"messages": [clip_message(m, cap if m.matched else cap // 2, focus) for m in match.messages]}
@@ -58,67 +58,19 @@ def _clip_hit(hit: ChatHit, cap: int, focus: re.Pattern[str] | None) -> ChatHit:
     return hit.model_copy(update={"matches": matches})
 
 
-def _around(hit: ChatHit, match: Match) -> str:
-    target = match.message_ids[0] if match.message_ids else (match.messages[0].id if match.messages else "")
-    return (
-        f"read_chat(uri={quoted(hit.uri)}, around={quoted(target)})"
-        if target
-        else (f"read_chat(uri={quoted(hit.uri)})")
-    )
-
-
-def _hint_list(hints: Sequence[str]) -> str:
+def hint_list(hints: Sequence[str]) -> str:
     shown = "; ".join(hints[:MAX_HINTS])
     return shown + (f"; and {len(hints) - MAX_HINTS} more" if len(hints) > MAX_HINTS else "")
 
 
-def _shortened(hits: Sequence[ChatHit]) -> list[str]:
+def shortened_hints(hits: Sequence[ChatHit]) -> list[str]:
     """One read_chat hint per chat with a shortened message, centred on the first such message."""
     hints = []
     for hit in hits:
         cut = next((m for match in hit.matches for m in match.messages if m.truncated), None)
         if cut is not None:
-            hints.append(f"{quoted(hit.title)}: read_chat(uri={quoted(hit.uri)}, around={quoted(cut.id)})")
+            hints.append(f"{quoted(hit.title)}: read_chat(uri={quoted(hit.uri)}, around={cut.number})")
     return hints
-
-
-def fit_search(result: SearchResult, budget: int, render: Callable[[SearchOutput], str]) -> tuple[SearchOutput, str]:
-    focus = focus_pattern(result.query)
-    cap = max(200, budget // 8)
-    chats = [hit.model_copy(update={"matches": list(hit.matches)}) for hit in result.chats]
-    dropped: list[str] = []
-    while True:
-        shown = [_clip_hit(hit, cap, focus) for hit in chats]
-        notes = list(result.notes)
-        if dropped:
-            notes.append(
-                "Left out to fit the size budget (lowest-ranked first): "
-                + _hint_list(dropped)
-                + ". Or narrow the search with project/after/before or a more specific query."
-            )
-        if shortened := _shortened(shown):
-            notes.append(f"Messages marked {CUT} were shortened; read them in full: {_hint_list(shortened)}.")
-        output = SearchOutput(
-            query=result.query,
-            mode=result.mode,
-            chats=shown,
-            notes=notes,
-            truncated=bool(dropped or shortened),
-        )
-        text = render(output)
-        if len(text) <= budget:
-            return output, text
-        if sum(len(hit.matches) for hit in chats) > 1:
-            last = chats[-1]
-            match = last.matches.pop()
-            label = f"{quoted(last.title)} (another match)" if last.matches else quoted(last.title)
-            dropped.insert(0, f"{label}: {_around(last, match)}")
-            if not last.matches:
-                chats.pop()
-        elif cap > MIN_CAP:
-            cap //= 2
-        else:
-            return output, text
 
 
 def _page_hints(output: RecentOutput) -> list[str]:
@@ -134,20 +86,20 @@ def fit_recent(result: RecentResult, budget: int, render: Callable[[RecentOutput
     cap = max(MIN_CAP, min(400, budget // (max(1, len(chats)) * 3)))
     boundary: dict[str, object] = {}
     while True:
-        shown = [_clip_hit(hit, cap, None) for hit in chats]
+        shown = [clip_hit(hit, cap, None) for hit in chats]
         output = RecentOutput(
             chats=shown,
             sort_order=result.sort_order,
             next_before=result.next_before,
             next_after=result.next_after,
-            truncated=bool(boundary) or bool(_shortened(shown)),
+            truncated=bool(boundary) or bool(shortened_hints(shown)),
         )
         output = output.model_copy(update=boundary)
         notes = list(result.notes)
         if boundary:
             notes.append("Fewer chats than asked were shown, to fit the size budget.")
-        if shortened := _shortened(shown):
-            notes.append(f"Messages marked {CUT} were shortened; read them in full: {_hint_list(shortened)}.")
+        if shortened := shortened_hints(shown):
+            notes.append(f"Messages marked {CUT} were shortened; read them in full: {hint_list(shortened)}.")
         output.notes = notes + _page_hints(output)
         text = render(output)
         if len(text) <= budget:
@@ -166,9 +118,7 @@ def fit_recent(result: RecentResult, budget: int, render: Callable[[RecentOutput
             return output, text
 
 
-def fit_page(
-    page: ChatPage, budget: int, limit: int, around: str | None, render: Callable[[ReadOutput], str]
-) -> tuple[ReadOutput, str]:
+def fit_page(page: ChatPage, budget: int, limit: int, render: Callable[[ReadOutput], str]) -> tuple[ReadOutput, str]:
     messages = list(page.messages)
     offset, next_offset = page.offset, page.next_offset
     cap = max(MIN_CAP, budget - 600)
@@ -198,7 +148,7 @@ def fit_page(
             return output, text
         if len(messages) > 1:
             cut_ends = True
-            target = next((i for i, m in enumerate(messages) if m.id == around), None)
+            target = next((i for i, m in enumerate(messages) if m.matched), None)
             if target is not None and target >= len(messages) - 1 - target:
                 messages.pop(0)
                 offset = messages[0].index

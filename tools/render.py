@@ -1,33 +1,70 @@
 """The text the model reads: one `<chat>` block per conversation, chat content kept inert.
 
-Chat content is data, never markup. Whatever a title, a message or a source-supplied attribute holds,
-it cannot close a block or open a forged one: a `<` that starts a (closing) `chat` tag is swapped for
-a lookalike, attribute values are entity-escaped, and one-line fields stay on one line.
+Chat content is data, never markup, and it cannot pass for our own lines:
+- every line we write ourselves starts in the first column (`<chat`, `Title:`, `</chat>`, `Note:`, the
+  `…` between matches); every line of chat content starts with its message's `#number role:` prefix, or
+  is a continuation indented under it. No message can start a line that looks like ours;
+- anything that reads as a `<chat` or `</chat` tag once look-alikes are folded (NFKC, zero-width and
+  other format characters dropped, Cyrillic or Greek letters that look Latin, full-width brackets) has
+  its bracket swapped for `‹`, so no forged block can open or close;
+- attribute values are entity-escaped and one-line fields stay on one line.
 """
 
 from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from storage.results import ChatHit, ShownMessage
 
-_TAG_START = re.compile(r"<(?=\s*/?\s*chat)", re.IGNORECASE)
 LOOKALIKE_LT = "\u2039"  # ‹
 MATCH_SEPARATOR = "…"
+CONTINUATION = "  "
+
+# Characters a reader may take for "<": the ASCII one, its full-width and small forms, angle brackets.
+_LT_LIKE = "<\uff1c\ufe64\u2329\u3008\u27e8\u276e\u1438"
+_LT_CANDIDATE = re.compile(f"[{_LT_LIKE}]")
+# Letters that look like the Latin ones in "chat" (after case folding).
+_CONFUSABLE = str.maketrans(
+    {
+        "с": "c",
+        "ϲ": "c",
+        "ⅽ": "c",
+        "һ": "h",
+        "н": "h",
+        "η": "h",
+        "а": "a",
+        "α": "a",
+        "ɑ": "a",
+        "т": "t",
+        "τ": "t",
+        "∕": "/",
+    }
+)
+_LOOKAHEAD = 48
 
 
-def iso(value: datetime) -> str:
-    """UTC, second precision unless the value has sub-seconds (a page boundary must round-trip exactly)."""
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    spec = "seconds" if value.microsecond == 0 else "microseconds"
-    return value.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+def _skeleton(text: str) -> str:
+    """What `text` reads as: compatibility-folded, case-folded, look-alikes mapped, invisible parts gone."""
+    folded = unicodedata.normalize("NFKC", text).casefold().translate(_CONFUSABLE)
+    return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Mn", "Cc"))
 
 
 def neutralise(text: str) -> str:
-    return _TAG_START.sub(LOOKALIKE_LT, text)
+    """Swap the bracket of anything that reads as a `<chat` or `</chat` tag."""
+    out = []
+    last = 0
+    for found in _LT_CANDIDATE.finditer(text):
+        rest = _skeleton(text[found.end() : found.end() + _LOOKAHEAD])
+        if rest.startswith(("chat", "/chat")):
+            out.append(text[last : found.start()])
+            out.append(LOOKALIKE_LT)
+            last = found.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 def one_line(text: str) -> str:
@@ -43,6 +80,18 @@ def quoted(value: str) -> str:
     return repr(one_line(value))
 
 
+def iso(value: datetime) -> str:
+    """UTC, second precision unless the value has sub-seconds (a page boundary must round-trip exactly)."""
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    spec = "seconds" if value.microsecond == 0 else "microseconds"
+    return value.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+def day(value: datetime) -> str:
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value.date().isoformat()
+
+
 def span_label(spans: Sequence[tuple[int, int]], total: int) -> str:
     """`messages 12-17, 30 of 40` from 0-based (first, last) index pairs."""
     if not spans:
@@ -52,8 +101,38 @@ def span_label(spans: Sequence[tuple[int, int]], total: int) -> str:
     return f"{word} {', '.join(parts)} of {total}"
 
 
-def message_line(message: ShownMessage) -> str:
-    return f"{message.role}: {neutralise(message.text)}"
+def chat_span(hit: ChatHit) -> tuple[datetime, datetime]:
+    """When the chat's messages were written: first and last message time, else created/updated."""
+    return hit.first_message_at or hit.created_at, hit.last_message_at or hit.updated_at
+
+
+def dates_label(hit: ChatHit) -> str:
+    first, last = (day(t) for t in chat_span(hit))
+    return first if first == last else f"{first} to {last}"
+
+
+def message_lines(message: ShownMessage, dated: bool) -> list[str]:
+    """`#12 user: text`, with the message's date when the chat spans several days, `matched` when it
+    matched; every further line of the message indented under it."""
+    notes = []
+    if dated and message.created_at is not None:
+        notes.append(day(message.created_at))
+    if message.matched:
+        notes.append("matched")
+    prefix = f"#{message.number} {message.role}" + (f" ({', '.join(notes)})" if notes else "") + ":"
+    lines = neutralise(message.text).splitlines() or [""]
+    first, rest = lines[0], lines[1:]
+    out = [f"{prefix} {first}" if first else prefix]
+    blank = False
+    for line in rest:
+        if not line.strip():
+            blank = True  # runs of blank lines shrink to one; a blank line is never content of its own
+            continue
+        if blank:
+            out.append("")
+            blank = False
+        out.append(CONTINUATION + line)
+    return out
 
 
 def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]]) -> str:
@@ -62,20 +141,29 @@ def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]]) -> str:
     if hit.url:
         attrs.append(f"url='{attr(hit.url)}'")
     attrs.append(f"updated_at='{iso(hit.updated_at)}'")
+    if hit.strength is not None:
+        attrs.append(f"strength='{hit.strength}'")
     header = [f"Title: {one_line(hit.title) or '(untitled)'}"]
     if hit.project:
         header.append(f"project {one_line(hit.project)}")
+    header.append(dates_label(hit))
     shown = [group for group in groups if group]
     header.append(span_label([(g[0].index, g[-1].index) for g in shown], hit.message_count))
+    if hit.strength == "weak":
+        header.append("weak match: may be unrelated")
+    first, last = chat_span(hit)
+    dated = day(first) != day(last)
     lines = [f"<chat {' '.join(attrs)}>", " · ".join(header)]
     for position, group in enumerate(shown):
         if position:
             lines.append(MATCH_SEPARATOR)
-        lines.extend(message_line(m) for m in group)
+        for message in group:
+            lines.extend(message_lines(message, dated))
     lines.append("</chat>")
     return "\n".join(lines)
 
 
-def document(blocks: Sequence[str], notes: Sequence[str] = ()) -> str:
-    """Blocks separated by blank lines, then one `Note:` line per note."""
-    return "\n\n".join([*blocks, *(f"Note: {neutralise(n)}" for n in notes)])
+def document(blocks: Sequence[str], notes: Sequence[str] = (), lead: str | None = None) -> str:
+    """An optional first line, blocks separated by blank lines, then one `Note:` line per note."""
+    parts = ([lead] if lead else []) + list(blocks) + [f"Note: {one_line(n)}" for n in notes]
+    return "\n\n".join(parts)

@@ -55,10 +55,12 @@ async def test_results_are_chat_blocks_in_the_documented_shape(library: Library)
     text = text_of(result)
     assert not result.is_error
     lines = text.splitlines()
-    assert lines[0] == ("<chat uri='claude:8f1c' url='https://claude.ai/chat/8f1c' updated_at='2025-01-20T11:00:00Z'>")
-    assert lines[1] == "Title: Nginx setup · project homelab · messages 1-2 of 2"
-    assert lines[2] == "user: How do I put nginx in front of Jellyfin?"
-    assert lines[3].startswith("assistant: Use proxy_pass")
+    assert lines[0] == (
+        "<chat uri='claude:8f1c' url='https://claude.ai/chat/8f1c' updated_at='2025-01-20T11:00:00Z' strength='strong'>"
+    )
+    assert lines[1] == "Title: Nginx setup · project homelab · 2025-01-20 · messages 1-2 of 2"
+    assert lines[2] == "#1 user (matched): How do I put nginx in front of Jellyfin?"
+    assert lines[3].startswith("#2 assistant (matched): Use proxy_pass")
     assert lines[4] == "</chat>"
 
 
@@ -77,7 +79,9 @@ async def test_structured_content_lists_the_same_chats_and_messages_as_the_text(
         for match in hit["matches"]:
             assert match["message_ids"], "every match names the messages that matched"
             for message in match["messages"]:
-                assert f"{message['role']}: {message['text']}" in text
+                assert message["number"] == message["index"] + 1
+                marks = " (matched)" if message["matched"] else ""
+                assert f"#{message['number']} {message['role']}{marks}: {message['text']}" in text
 
 
 async def test_chat_content_cannot_close_or_forge_a_chat_block(library: Library) -> None:
@@ -124,13 +128,45 @@ async def test_an_empty_query_is_a_clear_error_saying_what_to_pass(library: Libr
     assert "recent_chats" in text_of(result)
 
 
-async def test_arguments_outside_the_schema_are_rejected(library: Library) -> None:
-    result = await call(server_for(library), "conversation_search", {"query": "nginx", "max_results": 11})
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": "nginx", "max_results": 11}, "max_results must be a whole number from 1 to 10, like 5."),
+        ({"query": "nginx", "max_results": "many"}, "max_results must be a whole number from 1 to 10, like 5."),
+        ({"query": "nginx", "before": "last May"}, "before must be an ISO date-time like 2025-05-01T00:00:00Z."),
+        ({"query": "nginx", "after": "2025-13-45"}, "after must be an ISO date-time like 2025-05-01T00:00:00Z."),
+        ({"max_results": 3}, "query is required: query must be text, like 'nginx reverse proxy'."),
+        ({"query": ["nginx"]}, "query must be text, like 'nginx reverse proxy'."),
+    ],
+)
+async def test_an_argument_outside_the_schema_gets_one_plain_line_with_the_rule_and_an_example(
+    library: Library, arguments: dict[str, object], message: str
+) -> None:
+    result = await call(server_for(library), "conversation_search", arguments)
     assert result.is_error
-    assert "max_results" in text_of(result)
+    assert text_of(result) == message
 
 
-async def test_a_cut_result_says_what_was_left_out_and_how_to_get_it(library: Library) -> None:
+async def test_unknown_arguments_are_rejected_not_ignored(library: Library) -> None:
+    result = await call(server_for(library), "conversation_search", {"query": "nginx", "limit": 3})
+    assert result.is_error
+    assert text_of(result) == (
+        "conversation_search has no argument 'limit'; its arguments are query, max_results, project, after, "
+        "before. Call it again without the unknown one."
+    )
+
+
+async def test_ten_requested_chats_are_all_shown_within_the_budget(library: Library) -> None:
+    result = await call(server_for(library), "conversation_search", {"query": "terraform", "max_results": 10})
+    text, data = text_of(result), result.structured_content
+    assert data is not None
+    assert len(block_uris(text)) == 10
+    assert len(text) <= 12_000
+    assert data["truncated"] is True
+    assert re.search(r"read_chat\(uri='[^']+', around=\d+\)", text)
+
+
+async def test_a_budget_too_small_for_every_chat_says_which_were_left_out(library: Library) -> None:
     result = await call(
         server_for(library, budget=2_500), "conversation_search", {"query": "terraform", "max_results": 10}
     )
@@ -140,12 +176,12 @@ async def test_a_cut_result_says_what_was_left_out_and_how_to_get_it(library: Li
     assert len(text) <= 2_500
     assert data["truncated"] is True
     assert "Left out to fit the size budget" in text
-    assert re.search(r"read_chat\(uri='[^']+', around='[^']+'\)", text)
+    assert re.search(r"read_chat\(uri='[^']+'\)", text)
     assert any(n.startswith("Left out") for n in data["notes"])
 
 
 async def test_a_long_message_is_shortened_around_the_part_that_matched(library: Library) -> None:
-    result = await call(server_for(library, budget=4_000), "conversation_search", {"query": "dynamodb"})
+    result = await call(server_for(library, budget=4_000), "conversation_search", {"query": "dynamodb table"})
     data = result.structured_content
     assert data is not None
     opening = data["chats"][0]["matches"][0]["messages"][0]
@@ -153,16 +189,33 @@ async def test_a_long_message_is_shortened_around_the_part_that_matched(library:
     assert opening["truncated"] is True
     assert opening["text"].startswith("[…]")
     assert "dynamodb" in opening["text"]
-    assert "read them in full: 'Terraform state': read_chat(uri='long', around='long-m0')" in text_of(result)
+    assert "read them in full: 'Terraform state': read_chat(uri='long', around=1)" in text_of(result)
 
 
-async def test_no_match_is_a_normal_result_suggesting_other_wordings(library: Library) -> None:
-    result = await call(server_for(library), "conversation_search", {"query": "nginx", "project": "nope"})
+async def test_an_empty_result_caused_by_a_filter_says_so(library: Library) -> None:
+    arguments = {"query": "nginx", "after": "2030-01-01T00:00:00Z"}
+    result = await call(server_for(library), "conversation_search", arguments)
+    text = text_of(result)
     assert not result.is_error
-    assert "No past chats matched 'nginx'" in text_of(result)
-    assert "other wordings" in text_of(result)
+    assert text.startswith("No past chats matched 'nginx'")
+    assert "other wordings" in text
+    assert "Nothing matched after 2030-01-01T00:00:00Z, but" in text
+    assert "match without these filters" in text
     assert result.structured_content is not None
     assert result.structured_content["chats"] == []
+
+
+async def test_project_names_match_whatever_their_case(library: Library) -> None:
+    result = await call(server_for(library), "conversation_search", {"query": "nginx", "project": "HomeLab"})
+    assert block_uris(text_of(result)) == ["claude:8f1c"]
+
+
+async def test_an_unknown_project_is_an_error_listing_the_known_ones(library: Library) -> None:
+    result = await call(server_for(library), "conversation_search", {"query": "nginx", "project": "nope"})
+    assert result.is_error
+    assert text_of(result) == (
+        "project 'nope' is not a known project. Known projects: 'homelab'. Pass one of them, or leave project out."
+    )
 
 
 async def test_filters_narrow_by_project_and_time(library: Library) -> None:

@@ -23,7 +23,8 @@ async def test_a_page_shows_its_messages_numbered_from_one_and_the_next_call(lib
     result = await call(server_for(library), "read_chat", {"uri": "long", "offset": 10, "limit": 5})
     text, data = text_of(result), result.structured_content
     assert data is not None
-    assert "Title: Long chat · messages 11-15 of 60" in text
+    assert "Title: Long chat · 2025-01-20 · messages 11-15 of 60" in text
+    assert "\n#11 user: turn 10 " in text
     assert [m["index"] for m in data["messages"]] == [10, 11, 12, 13, 14]
     assert data["next_offset"] == 15
     assert "Later messages: read_chat(uri='long', offset=15)." in text
@@ -77,13 +78,25 @@ async def test_an_unknown_uri_is_an_error_that_says_where_uris_come_from(library
     assert "conversation_search or recent_chats" in text_of(result)
 
 
-async def test_an_unknown_message_id_is_an_error(library: Library) -> None:
+async def test_around_takes_the_number_a_result_shows(library: Library) -> None:
+    for around in (31, "31", "#31"):
+        result = await call(server_for(library), "read_chat", {"uri": "long", "around": around, "limit": 6})
+        data = result.structured_content
+        assert data is not None, text_of(result)
+        assert [m["number"] for m in data["messages"] if m["matched"]] == [31]
+        assert "#31 user (matched): turn 30" in text_of(result)
+
+
+async def test_an_unknown_message_names_the_parameter_and_the_numbers_there_are(library: Library) -> None:
     result = await call(server_for(library), "read_chat", {"uri": "long", "around": "nope"})
     assert result.is_error
-    assert "no message with id 'nope'" in text_of(result)
+    assert text_of(result).startswith("around='nope' is neither a message number (1-60) nor a message id")
+    result = await call(server_for(library), "read_chat", {"uri": "long", "around": 61})
+    assert result.is_error
+    assert text_of(result).startswith("around=61 is outside chat 'long', which has messages 1-60.")
 
 
 async def test_a_blank_uri_is_an_error_saying_what_to_pass(library: Library) -> None:
     result = await call(server_for(library), "read_chat", {"uri": "  "})
     assert result.is_error
-    assert "Pass the uri of a chat" in text_of(result)
+    assert text_of(result).startswith("uri is empty. Pass the uri of a chat")

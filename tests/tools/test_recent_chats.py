@@ -85,8 +85,8 @@ async def test_the_result_ends_with_the_exact_call_for_the_next_page(library: Li
 
 async def test_each_chat_shows_its_title_and_opening_messages(library: Library) -> None:
     text = text_of(await call(server_for(library), "recent_chats", {"n": 1}))
-    assert "Title: question number 99 · messages 1-2 of 2" in text
-    assert "user: question number 99\nassistant: answer number 99\n</chat>" in text
+    assert "Title: question number 99 · 2025-01-21 · messages 1-2 of 2" in text
+    assert "#1 user: question number 99\n#2 assistant: answer number 99\n</chat>" in text
 
 
 async def test_before_and_after_together_give_a_window(library: Library) -> None:
@@ -101,17 +101,23 @@ async def test_a_window_with_nothing_in_it_says_so(library: Library) -> None:
     assert text_of(result).startswith("No chats in that time window")
 
 
-async def test_a_project_filter_with_no_chats_is_not_an_error(library: Library) -> None:
+async def test_an_unknown_project_is_an_error_listing_the_known_ones(library: Library) -> None:
     result = await call(server_for(library), "recent_chats", {"project": "nope"})
-    assert not result.is_error
-    assert block_uris(text_of(result)) == []
+    assert result.is_error
+    assert "project 'nope' is not a known project." in text_of(result)
 
 
 async def test_n_outside_1_to_20_is_rejected_by_the_schema(library: Library) -> None:
     for n in (0, 21):
         result = await call(server_for(library), "recent_chats", {"n": n})
         assert result.is_error
-        assert "n" in text_of(result)
+        assert text_of(result) == "n must be a whole number from 1 to 20, like 3."
+
+
+async def test_a_sort_order_outside_the_two_is_named_with_both(library: Library) -> None:
+    result = await call(server_for(library), "recent_chats", {"sort_order": "newest"})
+    assert result.is_error
+    assert text_of(result) == "sort_order must be one of 'asc', 'desc'."
 
 
 async def test_an_empty_store_tells_the_model_the_user_must_import_chats(

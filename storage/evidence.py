@@ -1,0 +1,111 @@
+"""How good a match is, from evidence a model can trust: never from fused rank values.
+
+Three kinds of evidence, each measured per retrieval unit and summed up per chat by its best unit:
+- coverage: the share of the query's content words a unit holds, each word weighted by how rare it
+  is in the store (BM25's idf), so "Lisbon" counts for much more than "long" or "weekend";
+- an identifier (`payment-service`, `TypeError`) found word for word;
+- the embedding model's cosine similarity between the query and the unit.
+
+The thresholds below were set on the realistic test corpus (known-topic, paraphrased and nonsense
+queries) and checked against LoCoMo and LongMemEval (`bench/strength.py`, docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from storage.query import AnalysedQuery, stem_tokens
+
+Strength = Literal["strong", "weak"]
+
+# all-MiniLM-L6-v2 cosine. Known-topic queries' answering units sit at 0.45-0.8 on the corpus;
+# unrelated or nonsense queries stay below 0.36 against every chat.
+STRONG_SIMILARITY = 0.5
+# Both legs moderately sure of the same chat is as good as one leg sure.
+AGREEING_SIMILARITY = 0.4
+AGREEING_COVERAGE = 0.4
+# Most of the query's weight found together in one passage.
+STRONG_COVERAGE = 0.6
+# A one-word query ("nginx") covers itself fully wherever it appears: only identifiers, or a chat the
+# model also finds related, make that strong.
+SINGLE_TERM_SIMILARITY = 0.3
+# Below this a chat is not counted as matching at all (only in "shown N of M matching chats").
+MATCH_SIMILARITY = 0.3
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    """idf weight of each content term of a query; empty for a query of only meta words."""
+
+    weights: Mapping[str, float]
+    identifier: bool = False
+
+    @classmethod
+    def of(cls, query: AnalysedQuery, total_docs: int, doc_freq: Mapping[str, int]) -> TermWeights:
+        if query.meta_only or total_docs == 0:
+            return cls({}, query.has_identifier)
+        weights = {}
+        for term in query.terms:
+            df = doc_freq.get(term, 0)
+            weights[term] = math.log(1 + (total_docs - df + 0.5) / (df + 0.5))
+        return cls(weights, query.has_identifier)
+
+    def coverage(self, text: str) -> float:
+        """Share of the query's weight that `text` holds (0..1)."""
+        total = sum(self.weights.values())
+        if not total:
+            return 0.0
+        present = set(stem_tokens(text))
+        return sum(w for term, w in self.weights.items() if term in present) / total
+
+
+@dataclass
+class ChatEvidence:
+    """The best evidence any unit of one chat gave."""
+
+    coverage: float = 0.0
+    similarity: float | None = None
+    exact: bool = False
+
+    def add(self, coverage: float | None = None, similarity: float | None = None, exact: bool = False) -> None:
+        if coverage is not None:
+            self.coverage = max(self.coverage, coverage)
+        if similarity is not None:
+            self.similarity = similarity if self.similarity is None else max(self.similarity, similarity)
+        self.exact = self.exact or exact
+
+    def strength(self, weights: TermWeights) -> Strength:
+        similarity = self.similarity if self.similarity is not None else -1.0
+        if self.exact or similarity >= STRONG_SIMILARITY:
+            return "strong"
+        if self.coverage >= AGREEING_COVERAGE and similarity >= AGREEING_SIMILARITY:
+            return "strong"
+        if self.coverage >= STRONG_COVERAGE:
+            if len(weights.weights) > 1:
+                return "strong"
+            if weights.identifier or similarity >= SINGLE_TERM_SIMILARITY:
+                return "strong"
+        return "weak"
+
+    def matches(self) -> bool:
+        return self.exact or self.coverage > 0 or (self.similarity is not None and self.similarity >= MATCH_SIMILARITY)
+
+
+def keyword_factor(coverage: float, full: float) -> float:
+    """How much a keyword hit counts in the fusion: fully from `full` coverage up, in proportion below.
+
+    A hit that holds only the query's common words ranks high in BM25 when nothing better exists, and
+    would otherwise bury a strong semantic match (issue 10: paraphrased questions).
+    """
+    if full <= 0:
+        return 1.0
+    return min(1.0, coverage / full)
+
+
+def strongest_first(chats: Iterable[tuple[str, Strength]]) -> list[str]:
+    """Chat ids with strong ones first, each group in its given (rank) order."""
+    ordered = list(chats)
+    return [cid for cid, s in ordered if s == "strong"] + [cid for cid, s in ordered if s != "strong"]

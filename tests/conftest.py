@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+if TYPE_CHECKING:
+    from storage.library import Library
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
+CORPUS = REPO_ROOT / "tests" / "fixtures" / "corpus"
+CORPUS_CHATS = 31
 
 
 @pytest.fixture(scope="session")
@@ -30,3 +37,19 @@ def model_cache_dir() -> Path:
 def no_background_sync_of_the_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
     """Servers built in tests never sync this machine's own agent logs; tests that sync opt in."""
     monkeypatch.setenv("PASTCHATS_SYNC", "false")
+
+
+@pytest.fixture(scope="session")
+def corpus_library(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) -> Iterator[Library]:
+    """The realistic corpus (tests/fixtures/corpus) in a store with the real model; built once, read-only."""
+    from importers.registry import read
+    from storage.library import Library
+
+    conversations, report = read(CORPUS / "chats.jsonl")
+    lib = Library.open(tmp_path_factory.mktemp("corpus-store"), cache_dir=model_cache_dir)
+    assert lib.load_error is None, f"the real embedding model did not load: {lib.load_error}"
+    stats = lib.import_conversations(conversations)
+    assert not report.skipped, report.skipped
+    assert stats.new == CORPUS_CHATS
+    yield lib
+    lib.close()

@@ -1,8 +1,9 @@
 """Search quality over a realistic corpus, through the real engine and the real embedding model.
 
-The corpus (tests/fixtures/corpus/chats.jsonl) holds 30 hand-written chats, among them near misses
-(nginx mentioned in passing, an Apache chat, Python chats without a TypeError) and a 52-message
-planning chat whose nginx decision sits in messages 20-27. queries.json says, for each query, which
+The corpus (tests/fixtures/corpus/chats.jsonl) holds 31 hand-written chats, among them near misses
+(nginx mentioned in passing, an Apache chat, Python chats without a TypeError), a 52-message
+planning chat whose nginx decision sits in messages 20-27, and a kitchen renovation chat written from
+May to October. queries.json says, for each query, which
 chat and which messages hold the answer. The queries are what a model would send; when one misses,
 the fix belongs in retrieval, not in the query.
 """
@@ -10,18 +11,15 @@ the fix belongs in retrieval, not in the query.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from importers.registry import read
 from storage.library import Library
 from storage.results import ChatHit, SearchMode, SearchResult
+from tests.conftest import CORPUS
+from tests.conftest import CORPUS_CHATS as CHAT_COUNT
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
-CHAT_COUNT = 30
 NEEDLE_CHAT = "homelab-planning"
 NEEDLE_STRETCH = range(20, 28)  # where the homelab chat discusses nginx, certificates and proxying
 
@@ -41,16 +39,9 @@ def of_kind(kind: str) -> list[Query]:
     return [q for q in QUERIES if q.kind == kind]
 
 
-@pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) -> Iterator[Library]:
-    conversations, report = read(CORPUS / "chats.jsonl")
-    lib = Library.open(tmp_path_factory.mktemp("corpus-store"), cache_dir=model_cache_dir)
-    assert lib.load_error is None, f"the real embedding model did not load: {lib.load_error}"
-    stats = lib.import_conversations(conversations)
-    assert not report.skipped, report.skipped
-    assert stats.new == CHAT_COUNT
-    yield lib
-    lib.close()
+@pytest.fixture
+def library(corpus_library: Library) -> Library:
+    return corpus_library
 
 
 def rank_of(result: SearchResult, chat_id: str) -> int | None:
@@ -172,3 +163,17 @@ def test_a_long_chat_shows_the_stretch_that_matched_not_its_start(library: Libra
     assert shown & set(NEEDLE_STRETCH), f"the match misses the nginx stretch 20-27: {stretch}"
     best = int(first.message_ids[0].rsplit("-m", 1)[1])
     assert best in NEEDLE_STRETCH, f"the best matched message is outside the stretch: {stretch}"
+
+
+def test_hybrid_puts_paraphrased_chats_first_at_least_as_often_as_the_vector_leg(library: Library) -> None:
+    """Hits on common words alone ("long", "weekend") must not bury a strong semantic match."""
+    queries = of_kind("paraphrase")
+
+    def first_chat(query: str, mode: SearchMode) -> str | None:
+        units = library.search_units(query, limit=200, mode=mode)
+        return units[0].conversation_id if units else None
+
+    vector = [q.query for q in queries if first_chat(q.query, "vector") == q.expect_chat]
+    hybrid = [q.query for q in queries if first_chat(q.query, "hybrid") == q.expect_chat]
+    lost = sorted(set(vector) - set(hybrid))
+    assert len(hybrid) >= len(vector), f"hybrid hit@1 {len(hybrid)} < vector {len(vector)}; lost: {lost}"

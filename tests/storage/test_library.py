@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from storage.embedder import HashEmbedder
-from storage.library import Library, NotFound
+from storage.library import Library, NotFound, UnknownMessage, UnknownProject
 from tests.storage.helpers import BASE, conversation
 
 
@@ -56,7 +56,9 @@ def test_search_finds_by_keyword_and_filters_by_project_and_time(library: Librar
     library.import_conversations(CHATS)
     assert chat_ids(library.search("TypeError", max_results=1, mode="keyword")) == ["bug"]
     assert chat_ids(library.search("jellyfin proxy", max_results=3, project="homelab")) == ["nginx"]
-    assert library.search("jellyfin proxy", max_results=3, project="nope").chats == []
+    assert chat_ids(library.search("jellyfin proxy", max_results=3, project="HOMELAB")) == ["nginx"]
+    with pytest.raises(UnknownProject, match="Known projects: 'homelab', 'work'"):
+        library.search("jellyfin proxy", max_results=3, project="nope")
     after_first_day = BASE + timedelta(days=1)
     found = chat_ids(library.search("sourdough TypeError nginx", max_results=5, after=after_first_day))
     assert set(found) == {"bread", "bug"}
@@ -71,9 +73,10 @@ def test_a_match_names_the_matched_message_and_shows_its_neighbours(library: Lib
     result = library.search("caddy automatic https", max_results=1, mode="keyword")
     match = result.chats[0].matches[0]
     assert match.message_ids[0] == "long-m11"
-    assert (match.first_index, match.last_index) == (10, 12)
-    assert [m.index for m in match.messages] == [10, 11, 12]
-    assert [m.matched for m in match.messages] == [False, True, False]
+    # an assistant message is shown with the question it answers
+    assert (match.first_index, match.last_index) == (10, 11)
+    assert [(m.index, m.role) for m in match.messages] == [(10, "user"), (11, "assistant")]
+    assert [m.matched for m in match.messages] == [False, True]
 
 
 @pytest.mark.parametrize(
@@ -82,8 +85,9 @@ def test_a_match_names_the_matched_message_and_shows_its_neighbours(library: Lib
 )
 def test_hostile_queries_return_results_or_nothing_never_raise(library: Library, query: str) -> None:
     library.import_conversations(CHATS)
-    result = library.search(query, max_results=5, project="it's")
-    assert result.chats == []
+    with pytest.raises(UnknownProject):
+        library.search(query, max_results=5, project="it's")
+    library.search(query, max_results=5, project="homelab")
     library.search(query, max_results=5)
 
 
@@ -108,8 +112,12 @@ def test_read_chat_pages_through_a_conversation_and_centres_on_a_message(library
     around = library.read_chat("long", around="long-m17", limit=6)
     assert [m.index for m in around.messages] == [14, 15, 16, 17, 18, 19]
     assert [m.id for m in around.messages if m.matched] == ["long-m17"]
-    with pytest.raises(NotFound):
+    by_number = library.read_chat("long", around=18, limit=6)
+    assert by_number.messages == around.messages
+    with pytest.raises(UnknownMessage):
         library.read_chat("long", around="nope")
+    with pytest.raises(UnknownMessage):
+        library.read_chat("long", around=26)
 
 
 def walk(library: Library, order: str, n: int) -> list[str]:
@@ -189,5 +197,5 @@ def test_matches_in_one_chat_never_show_a_message_twice(library: Library) -> Non
     hit = library.search("zeppelin hangar plan", max_results=1, mode="keyword").chats[0]
     shown = [m.index for match in hit.matches for m in match.messages]
     assert len(shown) == len(set(shown))
-    assert [(m.first_index, m.last_index) for m in hit.matches] == [(2, 8)]
+    assert [(m.first_index, m.last_index) for m in hit.matches] == [(2, 7)]
     assert set(hit.matches[0].message_ids) == {"hangar-m3", "hangar-m5", "hangar-m7"}

@@ -18,6 +18,7 @@ from typing import Any
 
 from importers.base import ImportReport
 from storage.models import Conversation, Message, Role
+from storage.times import parse_iso
 
 OPT_OUT_MARKER = "pastchats: do-not-index"
 _OPT_OUT_LINE = re.compile(r"^[ \t>#*-]*pastchats:[ \t]*do-not-index[ \t.]*$", re.MULTILINE | re.IGNORECASE)
@@ -83,13 +84,7 @@ def parse_time(value: object) -> datetime | None:
             return parse_time(float(text))
         except ValueError:
             pass
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            parsed = datetime.fromisoformat(text)
-        except ValueError:
-            return None
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        return parse_iso(text)
     return None
 
 

@@ -52,8 +52,16 @@ class AiderImporter:
     name = "aider"
     description = "Aider chat history (.aider.chat.history.md, or a repository folder holding one)"
 
+    database = False
+
     def __init__(self, tz: tzinfo | None = None) -> None:
         self.tz = tz
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return default_locations(env, home)
+
+    def session_files(self, folder: Path) -> list[Path]:
+        return [folder / HISTORY_FILE] if (folder / HISTORY_FILE).is_file() else []
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():

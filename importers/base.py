@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -16,7 +16,8 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class Skip:
-    """A conversation (or record) that was not imported, and why."""
+    """Something not imported (a conversation, a record, a whole file) and why: the one skip record of
+    every importer report, import summary and sync report."""
 
     where: str
     reason: str
@@ -58,3 +59,20 @@ class Importer(Protocol):
     def detect(self, path: Path) -> bool: ...
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]: ...
+
+
+class AgentLogImporter(Importer, Protocol):
+    """A format an agent writes on this machine, which sync finds by itself: the importer knows where
+    (`default_locations`, honouring the agent's own variables) and which files in a folder hold
+    sessions (`session_files`, also what `read` reads from a folder). A new agent format is one module
+    implementing this, listed in `importers.registry.AGENT_LOGS`.
+    """
+
+    @property
+    def database(self) -> bool:
+        """Whether its session files are SQLite databases (copied with the backup API, re-read whole)."""
+        ...
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
+
+    def session_files(self, folder: Path) -> list[Path]: ...

@@ -83,6 +83,13 @@ def looks_like_transcript(path: Path) -> bool:
 class ClaudeCodeImporter:
     name = "claude-code"
     description = "Claude Code session transcripts (~/.claude/projects, a project folder or one .jsonl)"
+    database = False
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return default_locations(env, home)
+
+    def session_files(self, folder: Path) -> list[Path]:
+        return sorted(_root(folder).rglob("*.jsonl"))  # subagent logs included: <session>/subagents/agent-*.jsonl
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -91,7 +98,7 @@ class ClaudeCodeImporter:
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
-        files = [path] if path.is_file() else sorted(_root(path).rglob("*.jsonl"))
+        files = [path] if path.is_file() else self.session_files(path)
         if not files:
             raise SourceError(f"no Claude Code transcripts (*.jsonl) under {path}")
         unknown: UnknownCounts = {}

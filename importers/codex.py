@@ -67,6 +67,13 @@ def looks_like_rollout(path: Path) -> bool:
 class CodexImporter:
     name = "codex"
     description = "Codex CLI rollouts (~/.codex/sessions, archived_sessions or one rollout-*.jsonl)"
+    database = False
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return default_locations(env, home)
+
+    def session_files(self, folder: Path) -> list[Path]:
+        return sorted(f for root in _roots(folder) for f in root.rglob("rollout-*.jsonl"))
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -75,7 +82,7 @@ class CodexImporter:
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
-        files = [path] if path.is_file() else sorted(f for r in _roots(path) for f in r.rglob("rollout-*.jsonl"))
+        files = [path] if path.is_file() else self.session_files(path)
         if not files:
             raise SourceError(f"no Codex rollouts (rollout-*.jsonl) under {path}")
         unknown: UnknownCounts = {}

@@ -79,6 +79,13 @@ def is_sqlite(path: Path) -> bool:
 class CursorImporter:
     name = "cursor"
     description = "Cursor chats (a state.vscdb, or Cursor's User / globalStorage / workspaceStorage folder)"
+    database = True  # SQLite: copied with the backup API, and re-read whole whenever it (or its WAL) changes
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return default_locations(env, home)
+
+    def session_files(self, folder: Path) -> list[Path]:
+        return sorted(f for f in walk_files(folder, 3) if f.name == DB_NAME)
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -87,7 +94,7 @@ class CursorImporter:
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
-        databases = [path] if path.is_file() else sorted(f for f in walk_files(path, 3) if f.name == DB_NAME)
+        databases = [path] if path.is_file() else self.session_files(path)
         if not databases:
             raise SourceError(f"no Cursor databases ({DB_NAME}) under {path}")
         seen: set[str] = set()

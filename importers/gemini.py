@@ -60,6 +60,14 @@ def looks_like_session(path: Path) -> bool:
 class GeminiImporter:
     name = "gemini"
     description = "Gemini CLI chat recordings (~/.gemini/tmp/*/chats, a chats folder or one session file)"
+    database = False
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return default_locations(env, home)
+
+    def session_files(self, folder: Path) -> list[Path]:
+        """The live session files: those Gemini CLI migrated or copied elsewhere are left out."""
+        return [file for file in _session_files(_root(folder)) if not _replaced(file)]
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -68,18 +76,15 @@ class GeminiImporter:
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
-        files = [path] if path.is_file() else _session_files(_root(path))
+        files = [path] if path.is_file() else _session_files(_root(path))  # replaced ones too, to report them
         if not files:
             raise SourceError(f"no Gemini CLI sessions (chats/session-*.jsonl) under {path}")
         unknown: UnknownCounts = {}
         names: dict[Path, dict[str, str]] = {}
         current = []
         for file in files:
-            where = str(file.relative_to(path)) if file != path else file.name
-            if file.suffix == ".json" and file.with_suffix(".jsonl").exists():
-                report.skip(where, f"superseded by {file.stem}.jsonl (Gemini CLI migrated it)")
-            elif copy := _named_copy(file):
-                report.skip(where, f"Gemini CLI copied it to {copy} when it moved to named project folders")
+            if reason := _replaced(file):
+                report.skip(str(file.relative_to(path)) if file != path else file.name, reason)
             else:
                 current.append(file)
         convert = lambda file: _convert(file, report, unknown, names)  # noqa: E731
@@ -92,10 +97,19 @@ def _root(path: Path) -> Path:
 
 
 def _session_files(root: Path) -> list[Path]:
-    found = [f for f in root.rglob("*.json*") if f.suffix in {".json", ".jsonl"} and "chats" in f.parts]
-    if root.name == "chats" or not found:
-        found = [f for f in root.rglob("*.json*") if f.suffix in {".json", ".jsonl"}]
-    return sorted(found)
+    """`session-*.json` / `.jsonl` in a `chats` folder (Gemini CLI's `tmp/<project hash>/chats`), or
+    directly in the folder given. Other JSON under `tmp` (logs, checkpoints) is not a session."""
+    found = (f for f in root.rglob("session-*.json*") if f.suffix in {".json", ".jsonl"})
+    return sorted(f for f in found if f.parent.name == "chats" or f.parent == root)
+
+
+def _replaced(file: Path) -> str:
+    """Why another file is Gemini CLI's live copy of this session ("" when this one is live)."""
+    if file.suffix == ".json" and file.with_suffix(".jsonl").exists():
+        return f"superseded by {file.stem}.jsonl (Gemini CLI migrated it)"
+    if copy := _named_copy(file):
+        return f"Gemini CLI copied it to {copy} when it moved to named project folders"
+    return ""
 
 
 def _named_copy(file: Path) -> str:

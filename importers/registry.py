@@ -7,7 +7,7 @@ from pathlib import Path
 
 from importers._common import has_opt_out
 from importers.aider import AiderImporter
-from importers.base import Importer, ImportReport, SourceError
+from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
 from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
@@ -17,21 +17,37 @@ from importers.gemini import GeminiImporter
 from importers.plain import PlainImporter
 from storage.models import Conversation
 
-# Order matters for detection: specific formats first, the lenient plain format last.
-IMPORTERS: list[Importer] = [
-    ClaudeImporter(),
-    ChatGPTImporter(),
+_CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),
     CursorImporter(),
     AiderImporter(),
+)
+# The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
+AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]
+# Order matters for detection: specific formats first, the lenient plain format last.
+IMPORTERS: list[Importer] = [
+    ClaudeImporter(),
+    ChatGPTImporter(),
+    _CLAUDE_CODE,
+    _CODEX,
+    _GEMINI,
+    _CURSOR,
+    _AIDER,
     PlainImporter(),
 ]
 
 
 def names() -> list[str]:
     return [importer.name for importer in IMPORTERS]
+
+
+def agent_log(name: str) -> AgentLogImporter:
+    for importer in AGENT_LOGS:
+        if importer.name == name:
+            return importer
+    raise SourceError(f"{name!r} is not an agent-log format; those are: {', '.join(i.name for i in AGENT_LOGS)}")
 
 
 def get(name: str) -> Importer:

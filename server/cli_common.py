@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from server import wiring
 from server.logs import configure_logging
 from server.settings import Settings
+from storage.times import parse_iso
 from tools.errors import guarded
 
 if TYPE_CHECKING:
@@ -28,10 +29,10 @@ class IsoDatetime(click.ParamType[datetime, Any]):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
         if isinstance(value, datetime):
             return value
-        try:
-            return TypeAdapter(datetime).validate_python(value)
-        except ValidationError:
+        parsed = parse_iso(str(value))
+        if parsed is None:
             self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20 or 2025-01-20T10:00Z)")
+        return parsed
 
 
 ISO = IsoDatetime()

@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from importlib.resources import as_file, files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from importers import registry
+from importers.sources.report import SourceSummary
 
 if TYPE_CHECKING:
     from importers.sources.privacy import Exclusions
@@ -18,30 +18,12 @@ if TYPE_CHECKING:
     from storage.library import Library
     from storage.models import Conversation
 
-MAX_LISTED_SKIPS = 10
-
 
 @contextmanager
 def sample_path() -> Iterator[Path]:
     """The sample chats shipped inside the wheel (importers/sample/sample_chats.jsonl)."""
     with as_file(files("importers") / "sample" / "sample_chats.jsonl") as path:
         yield path
-
-
-@dataclass
-class SourceSummary:
-    path: str
-    format: str
-    new: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    messages: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        counts = f"{self.new} new, {self.updated} updated, {self.unchanged} unchanged, {len(self.skipped)} skipped"
-        return f"{self.path} ({self.format}): {counts} · {self.messages} messages indexed"
 
 
 @contextmanager
@@ -92,28 +74,17 @@ def import_source(
             imported.append(conversation.id)
             yield conversation
 
-    summary = SourceSummary(path=label or str(path), format=report.format)
     with progress_reporter(show_progress, path.name) as progress:
         stats = library.import_conversations(remembered(), progress=progress)
     unforget(library, imported)
-    summary.format = report.format
-    summary.new, summary.updated, summary.unchanged = stats.new, stats.updated, stats.unchanged
-    summary.messages = stats.messages
-    summary.skipped = [{"where": s.where, "reason": s.reason} for s in report.skipped]
-    summary.skipped += [{"where": "store", "reason": reason} for reason in stats.skipped]
-    summary.notes = list(report.notes)
+    summary = SourceSummary(path=label or str(path), format=report.format, notes=list(report.notes))
+    summary.conversations_skipped += report.skipped
+    summary.record(stats)
     return summary
 
 
 def summary_text(summaries: list[SourceSummary]) -> str:
-    lines: list[str] = []
-    for summary in summaries:
-        lines.append(summary.line())
-        for skip in summary.skipped[:MAX_LISTED_SKIPS]:
-            lines.append(f"  skipped {skip['where']}: {skip['reason']}")
-        if len(summary.skipped) > MAX_LISTED_SKIPS:
-            lines.append(f"  ... and {len(summary.skipped) - MAX_LISTED_SKIPS} more skipped (see --json)")
-        lines.extend(f"  note: {note}" for note in summary.notes)
+    lines = [summary.text() for summary in summaries]
     if len(summaries) > 1:
         total = totals(summaries)
         lines.append(
@@ -125,9 +96,9 @@ def summary_text(summaries: list[SourceSummary]) -> str:
 
 def totals(summaries: list[SourceSummary]) -> dict[str, Any]:
     return {
-        "new": sum(s.new for s in summaries),
-        "updated": sum(s.updated for s in summaries),
-        "unchanged": sum(s.unchanged for s in summaries),
-        "skipped": sum(len(s.skipped) for s in summaries),
+        "new": sum(s.conversations_new for s in summaries),
+        "updated": sum(s.conversations_updated for s in summaries),
+        "unchanged": sum(s.conversations_unchanged for s in summaries),
+        "skipped": sum(len(s.conversations_skipped) for s in summaries),
         "messages": sum(s.messages for s in summaries),
     }

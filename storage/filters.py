@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from storage.models import to_utc
+from storage.times import naive_utc
 
 
 def sql_string(value: str) -> str:
@@ -14,7 +14,7 @@ def sql_string(value: str) -> str:
 
 
 def sql_time(value: datetime) -> str:
-    naive = to_utc(value).replace(tzinfo=None)
+    naive = naive_utc(value)
     return f"CAST({sql_string(naive.isoformat(sep=' '))} AS TIMESTAMP)"
 
 

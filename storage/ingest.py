@@ -17,7 +17,8 @@ from storage.embedder import Embedder, Vectors
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore, unit_time
 from storage.locks import WriteLock
-from storage.models import Conversation, naive_utc
+from storage.models import Conversation
+from storage.times import naive_utc
 
 log = logging.getLogger(__name__)
 

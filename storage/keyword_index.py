@@ -15,8 +15,8 @@ import tantivy
 
 from storage.filters import Filters
 from storage.lance_store import UnitHit
-from storage.models import naive_utc
 from storage.query import AnalysedQuery
+from storage.times import naive_utc
 
 SCHEMA_VERSION = "3"
 TITLE_BOOST = 0.5

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ import pyarrow as pa
 from storage.chunking import Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
-from storage.models import Conversation, Message, naive_utc
+from storage.models import Conversation, Message
+from storage.times import naive_utc, utc
 from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.vector_matrix import VectorMatrix
 
@@ -95,10 +96,6 @@ def unit_time(conversation: Conversation, first_index: int) -> datetime | None:
     return naive_utc(message.created_at if message is not None and message.created_at else conversation.updated_at)
 
 
-def aware(value: datetime | None) -> datetime | None:
-    return None if value is None else value.replace(tzinfo=UTC)
-
-
 @dataclass(frozen=True)
 class UnitHit:
     """A retrieval unit returned by one leg: which chunk, in which chat, covering which messages.
@@ -147,8 +144,8 @@ def _meta(row: dict[str, Any]) -> ConversationMeta:
         id=row["id"],
         source=row["source"],
         title=row["title"],
-        created_at=row["created_at"].replace(tzinfo=UTC),
-        updated_at=row["updated_at"].replace(tzinfo=UTC),
+        created_at=utc(row["created_at"]),
+        updated_at=utc(row["updated_at"]),
         project=row["project"],
         url=row["url"],
         message_count=row["message_count"],
@@ -325,7 +322,7 @@ class LanceStore:
         out: dict[str, list[Message]] = {}
         for r in rows:
             message = Message(
-                id=r["id"], index=r["position"], role=r["role"], text=r["text"], created_at=aware(r["created_at"])
+                id=r["id"], index=r["position"], role=r["role"], text=r["text"], created_at=utc(r["created_at"])
             )
             out.setdefault(r["conversation_id"], []).append(message)
         return out
@@ -394,7 +391,7 @@ class LanceStore:
         for cid, when in pairs:
             if when is None:
                 continue
-            when = when.replace(tzinfo=UTC)
+            when = utc(when)
             first, last = spans.get(cid, (when, when))
             spans[cid] = (min(first, when), max(last, when))
         return spans

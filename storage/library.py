@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
@@ -28,6 +28,7 @@ from storage.models import Conversation
 from storage.recent import page_by_time, preview, preview_spans
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine, chat_hit, shown
+from storage.times import utc
 
 __all__ = [
     "IngestProgress",
@@ -376,8 +377,8 @@ class Library:
             chunks=chunks,
             sources=self.store.column_counts("source"),
             projects=self.store.column_counts("project"),
-            oldest=min(times).replace(tzinfo=UTC) if times else None,
-            newest=max(times).replace(tzinfo=UTC) if times else None,
+            oldest=utc(min(times)) if times else None,
+            newest=utc(max(times)) if times else None,
             model=self.model_name,
             disk_bytes=self.store.disk_bytes(),
         )

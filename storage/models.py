@@ -6,28 +6,18 @@ Times are UTC everywhere: an aware datetime is converted, a naive one is taken t
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from storage.times import utc
 
 Role = Literal["user", "assistant", "system", "tool"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
 
 
-def to_utc(value: datetime) -> datetime:
-    """The same instant in UTC; naive values are taken to be UTC (importers convert local times first)."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
-
-
-def naive_utc(value: datetime | None) -> datetime | None:
-    """UTC without a zone, as LanceDB and Tantivy store it."""
-    return None if value is None else to_utc(value).replace(tzinfo=None)
-
-
-UtcDatetime = Annotated[datetime, AfterValidator(to_utc)]
+UtcDatetime = Annotated[datetime, AfterValidator(utc)]
 
 
 def content_hash(*parts: str) -> str:
@@ -89,7 +79,3 @@ class Conversation(BaseModel):
         for m in self.messages:
             parts += [m.id, m.role, m.text, m.created_at.isoformat() if m.created_at else ""]
         return content_hash(*parts)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)

@@ -12,8 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 
 from storage.results import ChatHit, ChatPage, RecentResult, ShownMessage
+from storage.times import iso_z
 from tools.outputs import ReadOutput, RecentOutput
-from tools.render import iso, quoted
+from tools.render import quoted
 
 CUT = "[…]"
 MIN_CAP = 80
@@ -75,9 +76,9 @@ def shortened_hints(hits: Sequence[ChatHit]) -> list[str]:
 
 def _page_hints(output: RecentOutput) -> list[str]:
     if output.sort_order == "desc" and output.next_before is not None:
-        return [f"Older chats: recent_chats(before={quoted(iso(output.next_before))})."]
+        return [f"Older chats: recent_chats(before={quoted(iso_z(output.next_before))})."]
     if output.sort_order == "asc" and output.next_after is not None:
-        return [f"Newer chats: recent_chats(sort_order='asc', after={quoted(iso(output.next_after))})."]
+        return [f"Newer chats: recent_chats(sort_order='asc', after={quoted(iso_z(output.next_after))})."]
     return []
 
 

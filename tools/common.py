@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio.to_thread
@@ -12,6 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
+from storage.times import utc
 from tools.errors import guarded
 
 if TYPE_CHECKING:
@@ -23,12 +24,6 @@ LibraryProvider = Callable[[], Awaitable["Library"]]
 """Awaits the warm-up and returns the open library (or raises `ToolError` if it could not open)."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
-
-
-def utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def window(after: datetime | None, before: datetime | None) -> tuple[datetime | None, datetime | None]:

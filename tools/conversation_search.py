@@ -10,10 +10,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from storage.times import iso_z
 from tools.common import READ_ONLY, LibraryProvider, blank_to_none, run_tool, tool_result, window
 from tools.errors import require_chats
 from tools.outputs import SearchOutput
-from tools.render import chat_block, document, iso, quoted
+from tools.render import chat_block, document, quoted
 from tools.search_budget import fit_search
 
 if TYPE_CHECKING:
@@ -91,8 +92,8 @@ def _filters_note(
         return None
     parts = (
         ([f"in project {quoted(project)}"] if project else [])
-        + ([f"after {iso(after)}"] if after else [])
-        + ([f"before {iso(before)}"] if before else [])
+        + ([f"after {iso_z(after)}"] if after else [])
+        + ([f"before {iso_z(before)}"] if before else [])
     )
     return (
         f"Nothing matched {' and '.join(parts)}, but {unfiltered.matching_chats} chat(s) match without these "

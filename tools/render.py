@@ -16,9 +16,10 @@ import html
 import re
 import unicodedata
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 
 from storage.results import ChatHit, ShownMessage
+from storage.times import iso_z, utc
 
 LOOKALIKE_LT = "\u2039"  # ‹
 MATCH_SEPARATOR = "…"
@@ -80,16 +81,8 @@ def quoted(value: str) -> str:
     return repr(one_line(value))
 
 
-def iso(value: datetime) -> str:
-    """UTC, second precision unless the value has sub-seconds (a page boundary must round-trip exactly)."""
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    spec = "seconds" if value.microsecond == 0 else "microseconds"
-    return value.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
-
-
 def day(value: datetime) -> str:
-    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value.date().isoformat()
+    return utc(value).date().isoformat()
 
 
 def span_label(spans: Sequence[tuple[int, int]], total: int) -> str:
@@ -140,7 +133,7 @@ def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]]) -> str:
     attrs = [f"uri='{attr(hit.uri)}'"]
     if hit.url:
         attrs.append(f"url='{attr(hit.url)}'")
-    attrs.append(f"updated_at='{iso(hit.updated_at)}'")
+    attrs.append(f"updated_at='{iso_z(hit.updated_at)}'")
     if hit.strength is not None:
         attrs.append(f"strength='{hit.strength}'")
     header = [f"Title: {one_line(hit.title) or '(untitled)'}"]

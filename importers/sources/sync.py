@@ -28,16 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from importers import registry
-from importers.base import SourceError
+from importers.base import Skip, SourceError
 from importers.sources.archive import Archive
 from importers.sources.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
 from importers.sources.privacy import EXCLUDED, Exclusions, write_lock
-from importers.sources.sync_report import Change, Problem, SyncReport
+from importers.sources.report import Change, SyncReport
 from importers.sources.sync_state import FileMark, SyncState, tail_hash
 from storage.library import IngestProgress, Library, StoreError
 from storage.models import Conversation
 
-__all__ = ["Problem", "SyncReport", "Syncer"]
+__all__ = ["SyncReport", "Syncer"]
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class Syncer:
         self.formats = [f for f in formats if not self.exclusions.excludes_source(f)]
         self.archive = Archive(library.home)
 
-    def discover(self) -> tuple[list[SourceFile], list[tuple[str, str]]]:
+    def discover(self) -> tuple[list[SourceFile], list[Skip]]:
         return discover(self.env, self.home, self.extra_paths, self.formats)
 
     def run_once(self, progress: Callable[[IngestProgress], None] | None = None) -> SyncReport:
@@ -101,7 +101,7 @@ class Syncer:
         state = SyncState.load(self.library.home)
         reparse = state.exclusions != self.exclusions.fingerprint()
         sources, problems = self.discover()
-        report.files_failed += [Problem(where, reason) for where, reason in problems]
+        report.files_failed += problems
         plan: list[_Planned] = []
         for source in sources:
             report.files_seen += 1
@@ -120,10 +120,7 @@ class Syncer:
             marks: dict[str, FileMark] = {}
             conversations = self._conversations(plan, set(state.forgotten), marks, report)
             stats = self.library.import_conversations(conversations, progress=progress, wait=0)
-            report.conversations_new, report.conversations_updated = stats.new, stats.updated
-            report.conversations_unchanged, report.messages = stats.unchanged, stats.messages
-            report.chunks_embedded = stats.chunks_embedded
-            report.conversations_skipped += [Problem("store", reason) for reason in stats.skipped]
+            report.record(stats)
             state.files.update(marks)
         if plan or reparse:
             state.exclusions = self.exclusions.fingerprint()
@@ -144,7 +141,7 @@ class Syncer:
             else:
                 change = "grown" if tail_hash(source.path, old.size) == old.tail_hash else "edited"
         except OSError as exc:
-            report.files_failed.append(Problem(str(source.path), f"cannot read: {exc.strerror or exc}"))
+            report.files_failed.append(Skip(str(source.path), f"cannot read: {exc.strerror or exc}"))
             return None
         return _Planned(source, change, st, wal, old)
 
@@ -158,17 +155,17 @@ class Syncer:
             try:
                 kept, error = self._read(item, forgotten, report)
             except OSError as exc:
-                report.files_failed.append(Problem(str(path), f"cannot read: {exc.strerror or exc}"))
+                report.files_failed.append(Skip(str(path), f"cannot read: {exc.strerror or exc}"))
                 continue
             except Exception as exc:  # an importer bug must not stop the sync of every other file
                 log.exception("sync: failed on %s", path)
-                report.files_failed.append(Problem(str(path), f"unexpected error: {exc}"))
+                report.files_failed.append(Skip(str(path), f"unexpected error: {exc}"))
                 continue
             try:
                 marks[str(path)] = self._mark(item, kept, error, report)
             except (OSError, sqlite3.Error) as exc:
                 # Indexed all the same; with no mark recorded, the next sync reads it and tries again.
-                report.files_failed.append(Problem(str(path), f"imported, but not archived: {exc}"))
+                report.files_failed.append(Skip(str(path), f"imported, but not archived: {exc}"))
             yield from kept
 
     def _read(self, item: _Planned, forgotten: set[str], report: SyncReport) -> tuple[list[Conversation], str | None]:
@@ -177,24 +174,24 @@ class Syncer:
             conversations, importer_report = registry.read(path, item.source.format)  # applies the opt-out marker
             found = list(conversations)
         except SourceError as exc:
-            report.files_failed.append(Problem(str(path), str(exc)))
+            report.files_failed.append(Skip(str(path), str(exc)))
             return [], str(exc)
         skips = [
-            Problem(str(path) if s.where == path.name else f"{path} ({s.where})", s.reason)
+            Skip(str(path) if s.where == path.name else f"{path} ({s.where})", s.reason)
             for s in importer_report.skipped
         ]
         kept: list[Conversation] = []
         for conversation in found:
             if conversation.id in forgotten:
-                skips.append(Problem(conversation.id, "deleted by you earlier (import the file to bring it back)"))
+                skips.append(Skip(conversation.id, "deleted by you earlier (import the file to bring it back)"))
             elif self.exclusions.excludes(conversation):
-                skips.append(Problem(conversation.id, EXCLUDED))
+                skips.append(Skip(conversation.id, EXCLUDED))
             else:
                 kept.append(conversation)
         unreadable = [s for s in skips if s.reason != OPTED_OUT]
         if not found and unreadable:
             reason = "; ".join(s.reason for s in unreadable)
-            report.files_failed.append(Problem(str(path), reason))
+            report.files_failed.append(Skip(str(path), reason))
             return [], reason
         report.conversations_skipped += skips
         return kept, None

@@ -13,7 +13,8 @@ import pytest
 
 from importers.base import Importer, ImportReport
 from importers.registry import without_opted_out
-from server.importing import SourceSummary, import_source, summary_text
+from importers.sources.report import SourceSummary
+from server.importing import import_source, summary_text
 from storage.embedder import HashEmbedder
 from storage.library import Library
 from storage.models import Conversation
@@ -117,10 +118,9 @@ def import_fixture(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[I
         if importer is not None:  # a configured importer (a fixed time zone), read the same way
             report = ImportReport(path=path, format=importer.name)
             stats = library.import_conversations(without_opted_out(importer.read(path, report), report))
-            summary = SourceSummary(path=path.name, format=importer.name, new=stats.new, messages=stats.messages)
-            summary.updated, summary.unchanged = stats.updated, stats.unchanged
-            summary.skipped = [{"where": s.where, "reason": s.reason} for s in report.skipped]
-            summary.notes = list(report.notes)
+            summary = SourceSummary(path=path.name, format=importer.name, notes=list(report.notes))
+            summary.conversations_skipped += report.skipped
+            summary.record(stats)
         else:
             summary = import_source(library, path, format, show_progress=False, label=path.name)
         text = summary_text([summary])

@@ -37,7 +37,7 @@ import pyarrow as pa
 
 from storage.embedder import Vectors
 from storage.filters import Filters
-from storage.models import naive_utc
+from storage.times import naive_utc
 
 try:  # SIMD float16 dot products (AVX2/F16C, NEON); NumPy has no fast float16 matrix product
     import simsimd

@@ -63,6 +63,9 @@ class AiderImporter:
     def session_files(self, folder: Path) -> list[Path]:
         return [folder / HISTORY_FILE] if (folder / HISTORY_FILE).is_file() else []
 
+    def context_files(self, session: Path) -> list[Path]:
+        return []
+
     def detect(self, path: Path) -> bool:
         if path.is_dir():
             return (path / HISTORY_FILE).is_file()
@@ -82,7 +85,7 @@ class AiderImporter:
             raise SourceError(f"{file.name} has no '# aider chat started at' lines; is it an aider history?")
         if text[: headers[0].start()].strip():
             report.skip(f"{file.name}, before the first session", "text outside any session")
-        resolved = file.resolve()
+        resolved = report.original(file)
         file_hash = hashlib.blake2b(str(resolved).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
         seen: set[str] = set()
         for number, header in enumerate(headers):

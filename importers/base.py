@@ -34,6 +34,15 @@ class ImportReport:
     format: str = ""
     skipped: list[Skip] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # When `path` is a copy (the archive's), the path its program wrote it at: ids, links and
+    # projects are made from that, so a chat read from its copy is the same chat.
+    origin: Path | None = None
+
+    def original(self, file: Path) -> Path:
+        """Where `file` (the path read, or a file under it) was written by its program."""
+        if self.origin is None:
+            return file.resolve()
+        return self.origin if file == self.path else self.origin / file.relative_to(self.path)
 
     def skip(self, where: str, reason: str) -> None:
         self.skipped.append(Skip(where, reason))
@@ -76,3 +85,8 @@ class AgentLogImporter(Importer, Protocol):
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
 
     def session_files(self, folder: Path) -> list[Path]: ...
+
+    def context_files(self, session: Path) -> list[Path]:
+        """Files beside a session file that its chats' projects are read from (sync archives them with
+        it, so that a copy read back gives the same projects); none for most formats."""
+        ...

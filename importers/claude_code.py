@@ -89,7 +89,12 @@ class ClaudeCodeImporter:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:
-        return sorted(_root(folder).rglob("*.jsonl"))  # subagent logs included: <session>/subagents/agent-*.jsonl
+        """Transcripts and subagent logs (`<session>/subagents/agent-*.jsonl`); auto-compaction helper
+        logs are not sessions."""
+        return sorted(f for f in _root(folder).rglob("*.jsonl") if not f.stem.startswith(COMPACTION_PREFIX))
+
+    def context_files(self, session: Path) -> list[Path]:
+        return []
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
@@ -101,6 +106,12 @@ class ClaudeCodeImporter:
         files = [path] if path.is_file() else self.session_files(path)
         if not files:
             raise SourceError(f"no Claude Code transcripts (*.jsonl) under {path}")
+        helpers = 0 if path.is_file() else sum(1 for _ in _root(path).rglob(f"{COMPACTION_PREFIX}*.jsonl"))
+        if helpers:
+            report.note(
+                f"left out {helpers} auto-compaction helper log(s) ({COMPACTION_PREFIX}*): "
+                "their summaries are in the sessions they compacted"
+            )
         unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "transcript")
         note_unknown(report, unknown)
@@ -182,7 +193,7 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
         report=report,
         title=title,
         project=cwd or file.parent.name,
-        url=file.resolve().as_uri(),
+        url=report.original(file).as_uri(),
         fallback_time=file_time(file),
     )
 

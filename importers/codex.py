@@ -75,6 +75,9 @@ class CodexImporter:
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for root in _roots(folder) for f in root.rglob("rollout-*.jsonl"))
 
+    def context_files(self, session: Path) -> list[Path]:
+        return []
+
     def detect(self, path: Path) -> bool:
         if path.is_file():
             return looks_like_rollout(path)
@@ -129,7 +132,7 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
         report=report,
         created_at=started,
         project=as_str(meta.get("cwd")) or None,
-        url=file.resolve().as_uri(),
+        url=report.original(file).as_uri(),
         fallback_time=file_time(file),
     )
 

@@ -87,6 +87,9 @@ class CursorImporter:
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for f in walk_files(folder, 3) if f.name == DB_NAME)
 
+    def context_files(self, session: Path) -> list[Path]:
+        return context_files(session)
+
     def detect(self, path: Path) -> bool:
         if path.is_file():
             return path.suffix == ".vscdb" and is_sqlite(path)
@@ -304,6 +307,15 @@ def _tab(tab: dict[str, Any], project: str | None, report: ImportReport, unknown
         updated_at=_date(tab.get("lastSendTime")),
         project=project,
     )
+
+
+def context_files(database: Path) -> list[Path]:
+    """The `workspace.json` files that name the projects of a database's chats (its own, and for the
+    global database every workspace's): kept with it in the archive, so a copy keeps its projects."""
+    found = [database.parent / "workspace.json"]
+    if database.parent.name == "globalStorage":
+        found += (database.parent.parent / "workspaceStorage").glob("*/workspace.json")
+    return sorted(path for path in found if path.is_file())
 
 
 def _workspace_projects(database: Path) -> dict[str, str]:

@@ -69,6 +69,9 @@ class GeminiImporter:
         """The live session files: those Gemini CLI migrated or copied elsewhere are left out."""
         return [file for file in _session_files(_root(folder)) if not _replaced(file)]
 
+    def context_files(self, session: Path) -> list[Path]:
+        return context_files(session)
+
     def detect(self, path: Path) -> bool:
         if path.is_file():
             return looks_like_session(path)
@@ -110,6 +113,17 @@ def _replaced(file: Path) -> str:
     if copy := _named_copy(file):
         return f"Gemini CLI copied it to {copy} when it moved to named project folders"
     return ""
+
+
+def context_files(session: Path) -> list[Path]:
+    """The files beside a session that name its project (the registry, the folders' root markers):
+    kept with the session in the archive, so that a copy still resolves its project."""
+    for folder in session.parents:
+        if folder.parent.name == "tmp":
+            tmp = folder.parent
+            found = [tmp.parent / "projects.json", *tmp.glob(f"*/{PROJECT_ROOT_FILE}")]
+            return sorted(path for path in found if path.is_file())
+    return []
 
 
 def _named_copy(file: Path) -> str:
@@ -168,7 +182,7 @@ def _convert(
         created_at=parse_time(meta.get("startTime")),
         updated_at=parse_time(meta.get("lastUpdated")),
         project=_project(file, meta, names),
-        url=file.resolve().as_uri(),
+        url=report.original(file).as_uri(),
         fallback_time=file_time(file),
     )
 

@@ -66,13 +66,16 @@ def detect(path: Path) -> Importer:
     raise SourceError(f"cannot tell what kind of chat history {path} is; pass --format (one of: {', '.join(names())})")
 
 
-def read(path: Path, format: str | None = None) -> tuple[Iterator[Conversation], ImportReport]:
+def read(
+    path: Path, format: str | None = None, *, origin: Path | None = None
+) -> tuple[Iterator[Conversation], ImportReport]:
     """Open a source. The iterator streams conversations; the report fills in as it is consumed.
+    `origin`: `path` is a copy of the file (or folder) its program wrote there (see `ImportReport`).
 
     Conversations holding the opt-out marker line are left out here, for every format.
     """
     importer = get(format) if format else detect(path)
-    report = ImportReport(path=path, format=importer.name)
+    report = ImportReport(path=path, format=importer.name, origin=origin)
     return without_opted_out(importer.read(path, report), report), report
 
 

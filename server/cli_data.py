@@ -1,4 +1,4 @@
-"""`pastchats sync | delete | forget | export`: keeping the store in step with the machine, and the
+"""`pastchats sync | reindex | delete | forget | export`: keeping the store in step with the machine, and the
 user in control of what it holds. Registered on the main group by `server.cli` (`COMMANDS`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import click
 
 from server.cli_common import ISO, json_option, make_settings, opened
 from server.importing import progress_reporter
-from server.wiring import syncer_for
+from server.wiring import exclusions_from, syncer_for
 
 
 @click.command()
@@ -43,6 +43,30 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
         return
     if report.not_run:
         raise click.ClickException(f"sync skipped: {report.not_run}")
+    click.echo(report.text())
+
+
+@click.command()
+@json_option
+@click.pass_context
+def reindex(ctx: click.Context, as_json: bool) -> None:
+    """Rebuild the store from the private copies sync keeps of the agent logs (`<home>/archive`), as
+    if read from the original files: links and projects are the originals', even for logs the agents
+    have since deleted. Chats you deleted stay deleted; unchanged chats are not embedded again."""
+    from importers.sources.reindex import Reindexer  # deferred: pulls in lancedb (start-up speed)
+
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        reindexer = Reindexer(library, home=settings.user_home, exclusions=exclusions_from(settings))
+        with progress_reporter(not as_json, "the archive") as progress:
+            report = reindexer.run(progress)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(report), indent=2))
+        if report.not_run:
+            ctx.exit(1)
+        return
+    if report.not_run:
+        raise click.ClickException(f"reindex skipped: {report.not_run}")
     click.echo(report.text())
 
 
@@ -136,5 +160,5 @@ def export(
     click.echo(f"Exported {count} chat(s) to {'standard output' if out == '-' else out}.", err=True)
 
 
-COMMANDS: list[click.Command] = [sync, delete, forget, export]
+COMMANDS: list[click.Command] = [sync, reindex, delete, forget, export]
 __all__ = ["COMMANDS"]

@@ -71,6 +71,22 @@ class Archive:
         os.replace(tmp, target)
         return target.stat().st_size
 
+    def keep_context(self, source: Path, relative: str) -> int:
+        """Keep a small file a session's projects are read from (a registry, a `workspace.json`) up to
+        date beside the session's copy; returns the bytes written (0 when it had not changed)."""
+        data = source.read_bytes()
+        target = self.path(relative)
+        try:
+            if target.read_bytes() == data:
+                return 0
+        except OSError:
+            pass
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+        return len(data)
+
     def backup_sqlite(self, source: Path, relative: str) -> None:
         """A consistent copy of a live SQLite database (WAL included), read through a read-only connection."""
         target = self.path(relative)

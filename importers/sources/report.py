@@ -26,6 +26,14 @@ def listed(label: str, skips: list[Skip]) -> list[str]:
     return lines
 
 
+def noted(notes: list[str]) -> list[str]:
+    """The first few notes as indented lines, and how many more there are."""
+    lines = [f"  note: {note}" for note in notes[:MAX_LISTED]]
+    if len(notes) > MAX_LISTED:
+        lines.append(f"  ... and {len(notes) - MAX_LISTED} more notes (see --json)")
+    return lines
+
+
 @dataclass(kw_only=True)
 class Outcome:
     conversations_new: int = 0
@@ -102,4 +110,5 @@ class SyncReport(Outcome):
             f"{len(self.files_failed)} failed",
             f"Chats: {self.counts()} · {self.chunks_embedded} passages embedded",
         ]
-        return "\n".join(lines + listed("failed", self.files_failed) + listed("skipped", self.conversations_skipped))
+        lines += listed("failed", self.files_failed) + listed("skipped", self.conversations_skipped)
+        return "\n".join(lines + noted(self.notes))

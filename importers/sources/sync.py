@@ -194,6 +194,7 @@ class Syncer:
             report.files_failed.append(Skip(str(path), reason))
             return [], reason
         report.conversations_skipped += skips
+        report.notes += [f"{path}: {note}" for note in importer_report.notes]
         return kept, None
 
     def _mark(self, item: _Planned, kept: list[Conversation], error: str | None, report: SyncReport) -> FileMark:
@@ -215,6 +216,9 @@ class Syncer:
                 size = written = self.archive.copy(path, relative)
             report.archived_bytes += written
             archived = relative
+        if kept:
+            for context in registry.agent_log(fmt).context_files(path):
+                report.archived_bytes += self.archive.keep_context(context, self.archive.relative_for(fmt, context))
         digest = ""
         if fmt not in SQLITE_FORMATS:
             digest = tail_hash(self.archive.path(relative) if kept else path, size)

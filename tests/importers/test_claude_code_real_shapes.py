@@ -45,7 +45,7 @@ def test_claude_code_auto_compaction_logs_are_not_chats_but_task_subagents_are(f
 
     assert [c.id for c in imported.conversations] == [MAIN, SUBAGENT]
     assert not [c for c in imported.conversations if "detailed summary" in c.title]
-    assert "agent-acompact-3f9a2c.jsonl: auto-compaction helper log" in imported.summary
+    assert "note: left out 1 auto-compaction helper log(s) (agent-acompact-*)" in imported.summary
     subagent = imported.chat(SUBAGENT)
     assert subagent.title == "Subagent: Find every caller of round_vat in the billing package"
     assert subagent.project == "/home/ana/src/invoices"

@@ -144,3 +144,12 @@ def test_serving_http_beyond_loopback_without_a_token_is_refused(tmp_path: Path)
 def test_an_invalid_setting_in_the_environment_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PASTCHATS_OUTPUT_BUDGET_CHARS", "lots")
     assert_one_line_error(run(tmp_path, "stats"), "invalid setting", "output_budget_chars")
+
+
+def test_reindex_reads_the_archive_back_and_says_what_it_did(home: Path) -> None:
+    result = run(home, "reindex")
+
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0] == "Archive: 0 files read, 0 failed"
+    report = json.loads(run(home, "reindex", "--json").output)
+    assert (report["files_read"], report["conversations_new"], report["not_run"]) == (0, 0, None)

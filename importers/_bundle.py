@@ -1,22 +1,25 @@
 """Exports that arrive as a zip, an unzipped directory or a single JSON file, read the same way.
 
 Members are found by base name, at the shallowest depth (exports are often zipped with a top folder).
-Nothing is extracted to disk; members are read one at a time, with a size cap.
+Nothing is extracted to disk; the big members are streamed (`open`), small ones read whole with a cap.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import zipfile
+import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO
 
-from importers._files import walk_files
+from importers._files import open_regular, walk_files
+from importers._json import BrokenJson, Malformed, iter_json_array
 from importers.base import SourceError
 
-MAX_MEMBER_BYTES = 4 * 1024**3  # a member claiming more than this is not a chat export
+__all__ = ["BrokenJson", "Bundle", "Malformed", "iter_json_array", "open_bundle"]
+
+MAX_WHOLE_BYTES = 256 * 1024**2  # read whole only small side files (projects.json); streams have no cap
 _DIR_DEPTH = 1
 
 
@@ -51,22 +54,29 @@ class Bundle:
     def has(self, name: str) -> bool:
         return name in self._members
 
-    def read_bytes(self, name: str, limit: int | None = None) -> bytes:
+    @contextmanager
+    def open(self, name: str) -> Iterator[IO[bytes]]:
+        """A member as a binary stream (read incrementally, so its size does not matter)."""
         member = self._members.get(name)
         if member is None:
             raise SourceError(f"{self.path.name} has no {name}")
         try:
             if self.kind == "zip":
-                with zipfile.ZipFile(self.path) as archive:
-                    info = archive.getinfo(member)
-                    if limit is None and info.file_size > MAX_MEMBER_BYTES:
-                        raise SourceError(f"{name} in {self.path.name} is too large ({info.file_size} bytes)")
-                    with archive.open(info) as handle:
-                        return handle.read(limit) if limit is not None else handle.read()
-            with open(member, "rb") as handle:
-                return handle.read(limit) if limit is not None else handle.read()
-        except (OSError, zipfile.BadZipFile, RuntimeError) as exc:
+                with zipfile.ZipFile(self.path) as archive, archive.open(member) as handle:
+                    yield handle
+            else:
+                with open_regular(Path(member)) as handle:
+                    yield handle
+        except (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, EOFError) as exc:
             raise SourceError(f"cannot read {name} from {self.path.name}: {exc}") from exc
+
+    def read_bytes(self, name: str, limit: int | None = None) -> bytes:
+        """A member's first `limit` bytes, or the whole of a small member."""
+        with self.open(name) as handle:
+            data = handle.read(limit if limit is not None else MAX_WHOLE_BYTES + 1)
+        if limit is None and len(data) > MAX_WHOLE_BYTES:
+            raise SourceError(f"{name} in {self.path.name} is too large to be what it claims to be")
+        return data
 
     def read_text(self, name: str) -> str:
         return self.read_bytes(name).decode("utf-8", "replace").lstrip("\ufeff")
@@ -85,49 +95,3 @@ def open_bundle(path: Path) -> Bundle | None:
         return Bundle(path)
     except (SourceError, OSError):
         return None
-
-
-class BrokenJson(Exception):
-    """A JSON array stopped parsing part way; the items before it were yielded."""
-
-
-_SPACE = re.compile(r"[ \t\n\r]*")
-
-
-def _skip_space(text: str, position: int) -> int:
-    match = _SPACE.match(text, position)
-    return match.end() if match else position
-
-
-def iter_json_array(text: str) -> Iterator[Any]:
-    """Items of a top-level JSON array, one at a time, so a file cut short still gives its good part.
-
-    Raises BrokenJson (after yielding the readable items) where the text stops being valid.
-    """
-    decoder = json.JSONDecoder()
-    position = _skip_space(text, 0)
-    if not text.startswith("[", position):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BrokenJson(f"not valid JSON ({exc.msg}, line {exc.lineno})") from None
-        raise BrokenJson(f"expected a JSON list, found {type(value).__name__}")
-    position += 1
-    count = 0
-    while True:
-        position = _skip_space(text, position)
-        if text.startswith("]", position):
-            return
-        try:
-            item, position = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            raise BrokenJson(f"cut off or broken after item #{count} ({exc.msg})") from None
-        except RecursionError:
-            raise BrokenJson(f"item #{count + 1} is nested too deeply to read") from None
-        count += 1
-        yield item
-        position = _skip_space(text, position)
-        if text.startswith(",", position):
-            position += 1
-        elif not text.startswith("]", position):
-            raise BrokenJson(f"cut off or broken after item #{count}")

@@ -25,7 +25,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from importers._common import Turn, Unusable, build_conversation, expand_home, summarise_tool_result
-from importers._files import read_head
+from importers._files import read_head, read_regular
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -77,7 +77,7 @@ class AiderImporter:
         report.format = self.name
         file = path / HISTORY_FILE if path.is_dir() else path
         try:
-            text = file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff").replace("\r\n", "\n")
+            text = read_regular(file).decode("utf-8", "replace").lstrip("\ufeff").replace("\r\n", "\n")
         except OSError as exc:
             raise SourceError(f"cannot read {file}: {exc.strerror or exc}") from exc
         headers = list(_SESSION.finditer(text))

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from importers._bundle import BrokenJson, Bundle, iter_json_array, open_bundle
+from importers._bundle import BrokenJson, Bundle, Malformed, open_bundle
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -35,6 +35,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import file_time
+from importers._json import iter_json_values
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -80,19 +81,20 @@ class ChatGPTImporter:
         seen, problems = 0, []
         for member in members:
             try:
-                for number, raw in enumerate(_conversations(bundle.read_text(member)), start=1):
-                    seen += 1
-                    where = f"{member}, conversation #{number}"
-                    source_id = (
-                        as_id(raw.get("conversation_id")) or as_id(raw.get("id")) if isinstance(raw, dict) else ""
-                    )
-                    where += f" ({source_id})" if source_id else ""
-                    try:
-                        yield _convert(raw, report, unknown, fallback)
-                    except Unusable as exc:
-                        report.skip(where, str(exc))
-                    except RECORD_ERRORS as exc:
-                        report.skip(where, f"malformed conversation: {exc}")
+                with bundle.open(member) as stream:
+                    for number, raw in enumerate(_conversations(stream), start=1):
+                        seen += 1
+                        where = f"{member}, conversation #{number}"
+                        source_id = (
+                            as_id(raw.get("conversation_id")) or as_id(raw.get("id")) if isinstance(raw, dict) else ""
+                        )
+                        where += f" ({source_id})" if source_id else ""
+                        try:
+                            yield _convert(raw, report, unknown, fallback)
+                        except Unusable as exc:
+                            report.skip(where, str(exc))
+                        except RECORD_ERRORS as exc:
+                            report.skip(where, f"malformed conversation: {exc}")
             except (BrokenJson, SourceError) as exc:
                 problems.append(f"{member}: {exc}")
                 report.skip(member, f"{exc}; the conversations before it were imported")
@@ -101,22 +103,15 @@ class ChatGPTImporter:
         note_unknown(report, unknown)
 
 
-def _conversations(text: str) -> Iterator[Any]:
+def _conversations(stream: IO[bytes]) -> Iterator[Any]:
     """The conversations of one file: an export's list, or one conversation object (the per-conversation
     download and browser exporters write the object the web app loads, `mapping` and all)."""
-    if not text.lstrip().startswith("{"):
-        yield from iter_json_array(text)
-        return
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise BrokenJson(f"not valid JSON ({exc})") from None
-    if isinstance(document, dict) and isinstance(document.get("mapping"), dict):
-        yield document
-    elif isinstance(document, dict) and isinstance(document.get("conversations"), list):
-        yield from document["conversations"]
-    else:
-        raise BrokenJson("a JSON object without a conversation `mapping`; expected an export or one conversation")
+    return iter_json_values(
+        stream,
+        "conversations",
+        lone_object=lambda document: isinstance(document.get("mapping"), dict),
+        lone_object_error="a JSON object without a conversation `mapping`; expected an export or one conversation",
+    )
 
 
 def _members(bundle: Bundle) -> list[str]:
@@ -129,6 +124,8 @@ def _members(bundle: Bundle) -> list[str]:
 
 
 def _convert(raw: object, report: ImportReport, unknown: UnknownCounts, fallback: datetime) -> Conversation:
+    if isinstance(raw, Malformed):
+        raise Unusable(raw.reason)
     if not isinstance(raw, dict):
         raise Unusable(f"expected a conversation object, got {type(raw).__name__}")
     conversation_id = as_id(raw.get("conversation_id")) or as_id(raw.get("id"))

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from importers._bundle import BrokenJson, Bundle, iter_json_array, open_bundle
+from importers._bundle import BrokenJson, Bundle, Malformed, iter_json_array, open_bundle
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -74,18 +74,19 @@ class ClaudeImporter:
         unknown: UnknownCounts = {}
         seen = 0
         try:
-            for number, raw in enumerate(iter_json_array(bundle.read_text(member)), start=1):
-                seen += 1
-                where = f"{member}, conversation #{number}"
-                if isinstance(raw, dict) and as_id(raw.get("uuid")):
-                    where += f" ({as_id(raw.get('uuid'))})"
-                try:
-                    yield _convert(raw, projects, report, unknown, fallback)
-                except Unusable as exc:
-                    report.skip(where, str(exc))
-                except RECORD_ERRORS as exc:
-                    report.skip(where, f"malformed conversation: {exc}")
-        except BrokenJson as exc:
+            with bundle.open(member) as stream:
+                for number, raw in enumerate(iter_json_array(stream), start=1):
+                    seen += 1
+                    where = f"{member}, conversation #{number}"
+                    if isinstance(raw, dict) and as_id(raw.get("uuid")):
+                        where += f" ({as_id(raw.get('uuid'))})"
+                    try:
+                        yield _convert(raw, projects, report, unknown, fallback)
+                    except Unusable as exc:
+                        report.skip(where, str(exc))
+                    except RECORD_ERRORS as exc:
+                        report.skip(where, f"malformed conversation: {exc}")
+        except (BrokenJson, SourceError) as exc:
             if seen == 0:
                 raise SourceError(f"{member} in {path.name}: {exc}") from None
             report.skip(member, f"{exc}; the conversations before it were imported")
@@ -122,6 +123,8 @@ def _project_names(bundle: Bundle, report: ImportReport) -> dict[str, str]:
 def _convert(
     raw: object, projects: dict[str, str], report: ImportReport, unknown: UnknownCounts, fallback: datetime
 ) -> Conversation:
+    if isinstance(raw, Malformed):
+        raise Unusable(raw.reason)
     if not isinstance(raw, dict):
         raise Unusable(f"expected a conversation object, got {type(raw).__name__}")
     uuid = as_id(raw.get("uuid")) or as_id(raw.get("id"))

@@ -34,7 +34,7 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head
+from importers._files import any_file, file_time, iter_jsonl, read_head, read_regular
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation
 
@@ -141,7 +141,7 @@ def _replay(file: Path, report: ImportReport) -> tuple[dict[str, Any], list[dict
     """(metadata, message records) as they stand at the end of the file."""
     if file.suffix == ".json":
         try:
-            document = as_dict(json.loads(file.read_bytes().decode("utf-8", "replace").lstrip("\ufeff")))
+            document = as_dict(json.loads(read_regular(file).decode("utf-8", "replace").lstrip("\ufeff")))
         except ValueError as exc:
             raise Unusable(f"not valid JSON ({exc})") from None
         return document, [as_dict(m) for m in as_list(document.get("messages"))]

@@ -10,10 +10,12 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from importers._files import open_regular
+from importers._json import BrokenJson, Malformed, iter_json_values
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Message, Role, UtcDatetime
 
@@ -116,38 +118,71 @@ def _build(raw: _PlainConversation, fallback_time: datetime, report: ImportRepor
     )
 
 
+# A first line longer than this is not one JSON Lines record worth holding whole: stream the document.
+_LINE_PROBE = 8 * 1024**2
+
+
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
-    """(where, raw object) pairs from a JSON document or a JSON Lines stream."""
+    """(where, raw object) pairs from a JSON document or a JSON Lines stream, read incrementally.
+
+    A JSON Lines file is read line by line, so a broken line costs only itself. A document (pretty-
+    printed, or one huge line) is streamed record by record: a file cut short keeps every complete one.
+    Unreadable records come as (where, Malformed).
+    """
     try:
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        handle = open_regular(path)
     except OSError as exc:
         raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError:
-        document = None
-        lines = text.splitlines()
-        if len(lines) <= 1:
-            raise SourceError(f"{path.name} is neither JSON nor JSON Lines") from None
-    if document is not None:
-        if isinstance(document, dict) and isinstance(document.get("conversations"), list):
-            items = document["conversations"]
-        elif isinstance(document, list):
-            items = document
-        elif isinstance(document, dict) and "messages" in document:
-            items = [document]
-        else:
-            raise SourceError(f'{path.name}: expected {{"conversations": [...]}} or JSON Lines')
-        for i, item in enumerate(items):
-            yield f"{path.name}, conversation #{i + 1}", item
-        return
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    with handle:
+        first, second = handle.readline(_LINE_PROBE), handle.readline(_LINE_PROBE)
+        handle.seek(0)
+        if _is_json_lines(first, second):
+            yield from _line_records(path, handle)
+            return
+        count = 0
         try:
-            yield f"{path.name}, line {number}", json.loads(line)
+            for count, item in enumerate(iter_json_values(handle, "conversations"), start=1):
+                yield f"{path.name}, conversation #{count}", item
+        except BrokenJson as exc:
+            if count == 0:
+                raise SourceError(f"{path.name} is neither JSON nor JSON Lines: {exc}") from None
+            reason = f"{exc}; the conversations before it were read"
+            yield f"{path.name}, after conversation #{count}", Malformed(reason)
+        if count == 0:
+            raise SourceError(f'{path.name}: expected {{"conversations": [...]}} or JSON Lines')
+
+
+def _is_json_lines(first: bytes, second: bytes) -> bool:
+    """JSON Lines: the first line is a whole JSON object by itself, or (when the first record is the
+    broken one) the second line is, which a pretty-printed document's second line never is."""
+    return first.endswith(b"\n") and (_is_object(first) or _is_object(second))
+
+
+def _is_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line.decode("utf-8", "replace").lstrip("\ufeff")), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _line_records(path: Path, handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
+    for number, raw in enumerate(handle, start=1):
+        if not raw.strip():
+            continue
+        where = f"{path.name}, line {number}"
+        try:
+            value = json.loads(raw.decode("utf-8", "replace").lstrip("\ufeff"))
         except json.JSONDecodeError as exc:
-            yield f"{path.name}, line {number}", exc
+            yield where, Malformed(f"not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except RecursionError:
+            yield where, Malformed("nested too deeply to read")
+            continue
+        if isinstance(value, dict) and isinstance(value.get("conversations"), list):
+            for i, item in enumerate(value["conversations"], start=1):
+                yield f"{where}, conversation #{i}", item
+        else:
+            yield where, value
 
 
 class PlainImporter:
@@ -158,7 +193,7 @@ class PlainImporter:
         if not path.is_file() or path.suffix.lower() not in {".json", ".jsonl", ".ndjson"}:
             return False
         try:
-            with path.open("rb") as handle:
+            with open_regular(path) as handle:
                 head = handle.read(4096).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
         except OSError:
             return False
@@ -172,8 +207,8 @@ class PlainImporter:
         fallback_time = datetime.fromtimestamp(path.stat().st_mtime, UTC)
         seen: set[str] = set()
         for where, item in _records(path):
-            if isinstance(item, json.JSONDecodeError):
-                report.skip(where, f"not valid JSON ({item.msg} at column {item.colno})")
+            if isinstance(item, Malformed):
+                report.skip(where, item.reason)
                 continue
             if isinstance(item, dict) and isinstance(item.get("id"), str | int):
                 where = f"{where} (id {str(item['id'])!r})"

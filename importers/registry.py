@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from importers._common import has_opt_out
+from importers._files import not_regular_reason
 from importers.aider import AiderImporter
 from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
@@ -60,6 +62,7 @@ def get(name: str) -> Importer:
 def detect(path: Path) -> Importer:
     if not path.exists():
         raise SourceError(f"{path} does not exist")
+    _require_readable_kind(path)
     for importer in IMPORTERS:
         if importer.detect(path):
             return importer
@@ -74,9 +77,21 @@ def read(
 
     Conversations holding the opt-out marker line are left out here, for every format.
     """
+    if format:
+        _require_readable_kind(path)
     importer = get(format) if format else detect(path)
     report = ImportReport(path=path, format=importer.name, origin=origin)
     return without_opted_out(importer.read(path, report), report), report
+
+
+def _require_readable_kind(path: Path) -> None:
+    """Only folders and regular files are sources: reading a FIFO or a device could block forever."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise SourceError(f"{path} is {not_regular_reason(mode)}: give a chat export file or folder")
 
 
 def without_opted_out(conversations: Iterator[Conversation], report: ImportReport) -> Iterator[Conversation]:

@@ -1,7 +1,9 @@
 """Running the server: stdio for desktop clients, streamable HTTP or SSE for everything else.
 
-Over HTTP the SDK's DNS-rebinding protection stays on for loopback hosts (a foreign Host header gets
-421). Bound to any other interface, the server refuses to start without a bearer token, and checks
+Over HTTP on a loopback interface, DNS rebinding is refused: the Host header must name this server
+exactly (host and port, else 421) and an Origin, when sent, must be exactly this server's (else 403).
+The SDK's own check matches prefixes (`127.0.0.1:PORT@evil.com` passed it), so ours compares whole
+values. Bound to any other interface, the server refuses to start without a bearer token, and checks
 it on every request.
 """
 
@@ -62,6 +64,37 @@ class BearerToken:
         return False
 
 
+async def _refuse(send: Send, status: int, message: str) -> None:
+    body = message.encode()
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class ExactHost:
+    """ASGI middleware for loopback binds: Host exactly one of our loopback names with our port (421
+    otherwise), and Origin, when present, exactly one of the matching http origins (403 otherwise)."""
+
+    def __init__(self, app: ASGIApp, port: int):
+        self.app = app
+        names = ("127.0.0.1", "localhost", "[::1]")
+        self._hosts = {f"{name}:{port}".encode() for name in names}
+        self._origins = {f"http://{name}:{port}".encode() for name in names}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        hosts = [value for name, value in scope["headers"] if name == b"host"]
+        origins = [value for name, value in scope["headers"] if name == b"origin"]
+        if len(hosts) != 1 or hosts[0].lower() not in self._hosts:
+            await _refuse(send, 421, "Invalid Host header")
+        elif len(origins) > 1 or (origins and origins[0].lower() not in self._origins):
+            await _refuse(send, 403, "Invalid Origin header")
+        else:
+            await self.app(scope, receive, send)
+
+
 def check_binding(settings: Settings) -> None:
     if not settings.is_loopback and not settings.http_token:
         raise InsecureBinding(
@@ -77,7 +110,9 @@ def http_app(server: MCPServer[Any], settings: Settings, transport: Transport) -
         app: ASGIApp = server.sse_app(host=settings.host)
     else:
         app = server.streamable_http_app(host=settings.host)
-    return BearerToken(app, settings.http_token) if settings.http_token else app
+    if settings.http_token:
+        app = BearerToken(app, settings.http_token)
+    return ExactHost(app, settings.port) if settings.is_loopback else app
 
 
 def serve(server: MCPServer[Any], settings: Settings, transport: Transport) -> None:

@@ -1,7 +1,9 @@
 """Ingest: upsert conversations, derive their messages, chunks, vectors and keyword documents.
 
 Callers hold the write lock. Conversations are written first (the truth), then the derived tables, then
-the keyword index; the journal names the batch until all three have committed.
+the keyword index; the journal names the batch until all three have committed. A batch that fails on
+its data is retried one conversation at a time, and a conversation that still fails is set aside
+(`storage.quarantine`): one bad record never stops an import, and never wedges the store.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore, unit_time
 from storage.locks import WriteLock
 from storage.models import Conversation
+from storage.quarantine import DATA_ERRORS, Quarantine, record_from_row
 from storage.times import naive_utc
 
 log = logging.getLogger(__name__)
@@ -35,6 +38,7 @@ class IngestStats:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     skipped: list[str] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
 
     @property
     def written(self) -> int:
@@ -74,6 +78,7 @@ class Ingestor:
         self.keywords = keywords
         self.embedder = embedder
         self.lock = lock
+        self.quarantine = Quarantine(lock.journal_path.parent)
 
     def ingest(
         self,
@@ -93,21 +98,22 @@ class Ingestor:
             versions = {cid: conversation.fingerprint() for cid, conversation in unique.items()}
             changed = []
             for conversation in unique.values():
-                version = stored.get(conversation.id)
-                if version == versions[conversation.id]:
+                if stored.get(conversation.id) == versions[conversation.id]:
                     stats.unchanged += 1
-                    continue
-                if version is None:
-                    stats.new += 1
                 else:
-                    stats.updated += 1
-                stats.messages += len(conversation.messages)
-                changed.append(conversation)
+                    changed.append(conversation)
             if changed:
-                self.lock.begin([c.id for c in changed])
-                self.store.write_conversations(changed, versions)
-                embedded, reused = self.derive(changed, versions)
-                self.lock.done()
+                embedded, reused, failed = self._write(changed, versions)
+                for conversation in changed:
+                    if conversation.id in failed:
+                        stats.skipped.append(f"{conversation.id}: {failed[conversation.id]}")
+                        stats.quarantined.append(conversation.id)
+                        continue
+                    if conversation.id in stored:
+                        stats.updated += 1
+                    else:
+                        stats.new += 1
+                    stats.messages += len(conversation.messages)
                 stats.chunks_embedded += embedded
                 stats.chunks_reused += reused
             done += len(batch)
@@ -119,6 +125,44 @@ class Ingestor:
             self.store.ensure_indexes()
             self.store.build_matrix()
         return stats
+
+    def _write(
+        self, conversations: Sequence[Conversation], versions: Mapping[str, str], *, truth: bool = True
+    ) -> tuple[int, int, dict[str, str]]:
+        """Write (if `truth`) and derive a batch under the journal. Returns (embedded, reused, set-aside
+        ids with the reason): when the batch fails on its data, each conversation is tried alone."""
+        self.lock.begin([c.id for c in conversations])
+        failed: dict[str, str] = {}
+        try:
+            embedded, reused = self._write_one_batch(conversations, versions, truth)
+        except DATA_ERRORS:
+            embedded = reused = 0
+            for conversation in conversations:
+                try:
+                    one_embedded, one_reused = self._write_one_batch([conversation], versions, truth)
+                except DATA_ERRORS as exc:
+                    record = conversation.model_dump(mode="json")
+                    failed[conversation.id] = self._set_aside(conversation.id, record, exc)
+                else:
+                    embedded += one_embedded
+                    reused += one_reused
+        self.lock.done([c.id for c in conversations])
+        return embedded, reused, failed
+
+    def _write_one_batch(
+        self, conversations: Sequence[Conversation], versions: Mapping[str, str], truth: bool
+    ) -> tuple[int, int]:
+        if truth:
+            self.store.write_conversations(conversations, versions)
+        return self.derive(conversations, versions)
+
+    def _set_aside(self, conversation_id: str, record: Mapping[str, object], error: BaseException) -> str:
+        """Quarantine one conversation (its record first, so nothing is lost), then drop it everywhere."""
+        reason = " ".join(f"cannot be indexed: {error}".split())[:300]
+        self.quarantine.put([dict(record)], reason)
+        self.store.delete([conversation_id])
+        self.keywords.replace([conversation_id], [], {})
+        return f"{reason}; set aside in {self.quarantine.directory}"
 
     def derive(
         self, conversations: Sequence[Conversation], versions: Mapping[str, str] | None = None
@@ -172,15 +216,25 @@ class Ingestor:
         log.warning("repairing %d conversation(s) left by an interrupted write", len(pending))
         for start in range(0, len(pending), BATCH_CONVERSATIONS):
             ids = pending[start : start + BATCH_CONVERSATIONS]
-            present = [c for c in (self.store.conversation(i) for i in ids) if c is not None]
-            gone = sorted(set(ids) - {c.id for c in present})
+            present = self._stored(ids)
+            gone = sorted(set(ids) - {c.id for c in present} - set(self.store.conversation_rows(ids)))
             if gone:
                 self.store.delete(gone)
                 self.keywords.replace(gone, [], {})
             if present:
-                self.derive(present)
+                self._write(present, {c.id: c.fingerprint() for c in present}, truth=False)
         self.lock.done()
         return pending
+
+    def _stored(self, ids: Sequence[str]) -> list[Conversation]:
+        """The stored conversations with these ids; a row that no longer validates is set aside."""
+        present = []
+        for cid, row in self.store.conversation_rows(ids).items():
+            try:
+                present.append(LanceStore.to_conversation(row))
+            except DATA_ERRORS as exc:  # a row written before its values were checked
+                self._set_aside(cid, record_from_row(row), exc)
+        return present
 
     def rebuild_keywords(self) -> None:
         """Recreate the keyword index from the chunks table (it is derived and may be lost or stale)."""
@@ -199,13 +253,10 @@ class Ingestor:
 
     def rederive_all(self) -> None:
         """Rebuild every derived row from the conversations; stored vectors are reused by content key."""
-        batch: list[Conversation] = []
-        for conversation in self.store.iter_conversations():
-            batch.append(conversation)
-            if len(batch) >= 64:
-                self.derive(batch)
-                batch = []
-        if batch:
-            self.derive(batch)
+        ids = self.store.conversation_ids()
+        for start in range(0, len(ids), 64):
+            batch = self._stored(ids[start : start + 64])
+            if batch:
+                self._write(batch, {c.id: c.fingerprint() for c in batch}, truth=False)
         self.store.ensure_indexes()
         self.store.build_matrix()

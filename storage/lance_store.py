@@ -268,10 +268,17 @@ class LanceStore:
 
     def conversation(self, conversation_id: str) -> Conversation | None:
         rows = self.conversations.search().where(f"id = {sql_string(conversation_id)}").limit(1).to_arrow().to_pylist()
-        return self._to_conversation(rows[0]) if rows else None
+        return self.to_conversation(rows[0]) if rows else None
+
+    def conversation_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The stored rows as they are (not validated): what repair reads, so one bad row cannot stop it."""
+        if not ids:
+            return {}
+        rows = self.conversations.search().where(sql_in("id", list(ids))).limit(None).to_arrow().to_pylist()
+        return {row["id"]: row for row in rows}
 
     @staticmethod
-    def _to_conversation(row: dict[str, Any]) -> Conversation:
+    def to_conversation(row: dict[str, Any]) -> Conversation:
         return Conversation(
             id=row["id"],
             source=row["source"],
@@ -283,18 +290,21 @@ class LanceStore:
             messages=[Message.model_validate(m) for m in json.loads(row["messages_json"])],
         )
 
-    def iter_conversations(self, where: str | None = None, batch: int = 200) -> Iterator[Conversation]:
+    def conversation_ids(self, where: str | None = None) -> list[str]:
         query = self.conversations.search().select(["id"]).limit(None)
         if where:
             query = query.where(where)
-        ids = sorted(row["id"] for row in query.to_arrow().to_pylist())
+        return sorted(row["id"] for row in query.to_arrow().to_pylist())
+
+    def iter_conversations(self, where: str | None = None, batch: int = 200) -> Iterator[Conversation]:
+        ids = self.conversation_ids(where)
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
             rows = self.conversations.search().where(sql_in("id", chunk)).limit(None).to_arrow().to_pylist()
             by_id = {row["id"]: row for row in rows}
             for cid in chunk:
                 if cid in by_id:
-                    yield self._to_conversation(by_id[cid])
+                    yield self.to_conversation(by_id[cid])
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
         """(updated_at, id) of every conversation passing the filters; small columns only."""

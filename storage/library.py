@@ -163,7 +163,7 @@ class Library:
                     ):
                         log.warning("embedding model changed to %s: re-embedding", self.embedder.model_name)
                         ingestor.reembed_all()
-                    ingestor.repair()
+                    self._repair(ingestor)
                     if self._stored_meta().get("format", STORE_FORMAT) != STORE_FORMAT:
                         log.warning("store written by an older pastchats: re-deriving its messages and units")
                         ingestor.rederive_all()
@@ -175,6 +175,15 @@ class Library:
                     log.info("building the vector matrix (%d passages)", self.store.build_matrix())
         except StoreBusy:
             log.info("another process is writing; it will finish any repair")
+
+    @staticmethod
+    def _repair(ingestor: Ingestor) -> None:
+        # Opening serves reads too: a repair that cannot finish (disk full, a file we may not write)
+        # must not stop search or stats. The journal keeps the ids; the next write retries and reports.
+        try:
+            ingestor.repair()
+        except Exception:
+            log.exception("could not finish repairing the store; reads go on, the next write retries")
 
     # ---- writes ------------------------------------------------------------------------------
 
@@ -206,7 +215,8 @@ class Library:
                     self.lock.begin(existing)
                     self.store.delete(existing)
                     self.keywords.replace(existing, [], {})
-                    self.lock.done()
+                    # Only these ids: others in the journal still await a repair.
+                    self.lock.done(existing)
                 return len(existing)
         except StoreBusy as exc:
             raise StoreError(f"{exc}; try again when it has finished") from None

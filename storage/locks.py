@@ -45,13 +45,20 @@ class WriteLock:
         return [str(x) for x in data.get("conversations", [])] if isinstance(data, dict) else []
 
     def begin(self, ids: list[str]) -> None:
-        ids = sorted(set(self.pending()) | set(ids))
+        self._save(sorted(set(self.pending()) | set(ids)))
+
+    def done(self, ids: list[str] | None = None) -> None:
+        """Every index has committed these ids (all, by default); the rest stay for the next repair."""
+        left = [] if ids is None else sorted(set(self.pending()) - set(ids))
+        if left:
+            self._save(left)
+        else:
+            self.journal_path.unlink(missing_ok=True)
+
+    def _save(self, ids: list[str]) -> None:
         tmp = self.journal_path.with_suffix(".tmp")
         with tmp.open("w", encoding="utf-8") as handle:
             json.dump({"conversations": ids}, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.journal_path)
-
-    def done(self) -> None:
-        self.journal_path.unlink(missing_ok=True)

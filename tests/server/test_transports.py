@@ -63,3 +63,29 @@ async def test_a_configured_token_is_required_on_every_http_request(home: Path, 
         wrong = post_initialize(port, {"Authorization": "Bearer nope"})
         right = post_initialize(port, {"Authorization": "Bearer s3cret-token"})
     assert (missing, wrong, right) == (401, 401, 200)
+
+
+async def test_host_and_origin_must_name_this_server_exactly_not_by_prefix(home: Path, model_cache_dir: Path) -> None:
+    with http_server(home, server_env(model_cache_dir), "streamable-http") as port:
+        statuses = {
+            "own host": post_initialize(port, {}),
+            "localhost": post_initialize(port, {"Host": f"localhost:{port}"}),
+            "own origin": post_initialize(port, {"Origin": f"http://127.0.0.1:{port}"}),
+            "userinfo host": post_initialize(port, {"Host": f"127.0.0.1:{port}@evil.com"}),
+            "suffixed host": post_initialize(port, {"Host": f"127.0.0.1:{port}.evil.com"}),
+            "other port": post_initialize(port, {"Host": f"127.0.0.1:{port + 1}"}),
+            "suffixed origin": post_initialize(port, {"Origin": f"http://127.0.0.1:{port}.evil.com"}),
+            "userinfo origin": post_initialize(port, {"Origin": f"http://127.0.0.1:{port}@evil.com"}),
+            "foreign origin": post_initialize(port, {"Origin": "http://evil.com"}),
+        }
+    assert statuses == {
+        "own host": 200,
+        "localhost": 200,
+        "own origin": 200,
+        "userinfo host": 421,
+        "suffixed host": 421,
+        "other port": 421,
+        "suffixed origin": 403,
+        "userinfo origin": 403,
+        "foreign origin": 403,
+    }

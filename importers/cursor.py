@@ -18,14 +18,12 @@ composer list. Databases are opened read-only; if Cursor holds a lock, as an imm
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from importers._common import (
     RECORD_ERRORS,
@@ -45,12 +43,20 @@ from importers._common import (
 )
 from importers._files import walk_files
 from importers.base import ImportReport, SourceError
+from importers.cursor_store import (
+    CHATDATA,
+    COMPOSERS,
+    DB_NAME,
+    connect,
+    context_files,
+    item,
+    load,
+    table_names,
+    why_empty,
+    workspace_projects,
+)
 from storage.models import Conversation, Role
 
-DB_NAME = "state.vscdb"
-_CHATDATA = "workbench.panel.aichat.view.aichat.chatdata"
-_COMPOSERS = "composer.composerData"
-_PROMPT_HISTORY = ("aiService.prompts", "aiService.generations")
 _BUBBLE_ROLES: dict[object, Role] = {1: "user", 2: "assistant", "user": "user", "ai": "assistant"}
 _EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 
@@ -106,20 +112,20 @@ class CursorImporter:
         for database in databases:
             where = str(database.relative_to(path)) if database != path else database.name
             try:
-                connection = _connect(database)
+                connection = connect(database)
             except sqlite3.Error as exc:
                 report.skip(where, f"cannot open the database: {exc}")
                 continue
             opened += 1
             found = 0
             try:
-                for conversation in _read_database(connection, _workspace_projects(database), where, report, unknown):
+                for conversation in _read_database(connection, workspace_projects(database), where, report, unknown):
                     found += 1
                     if conversation.id not in seen:  # the same chat can be in a copy of a database
                         seen.add(conversation.id)
                         yield conversation
                 if not found:
-                    report.skip(where, _why_empty(connection))
+                    report.skip(where, why_empty(connection))
             except sqlite3.Error as exc:
                 report.skip(where, f"the database could not be read to the end: {exc}")
             finally:
@@ -129,32 +135,6 @@ class CursorImporter:
             raise SourceError(f"none of the Cursor databases under {path} could be opened")
 
 
-def _connect(database: Path) -> sqlite3.Connection:
-    uri = database.resolve().as_uri() + "?mode=ro"
-    try:
-        connection = sqlite3.connect(uri, uri=True, timeout=0.5)  # a lock held longer: read a snapshot
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
-    except sqlite3.OperationalError:
-        # Locked by a running Cursor: read the file as it is, without taking locks.
-        connection = sqlite3.connect(uri + "&immutable=1", uri=True)
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
-
-
-def _tables(connection: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
-def _load(value: object) -> Any:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    try:
-        return json.loads(value) if isinstance(value, str) else None
-    except (ValueError, RecursionError):
-        return None
-
-
 def _read_database(
     connection: sqlite3.Connection,
     projects: dict[str, str],
@@ -162,19 +142,19 @@ def _read_database(
     report: ImportReport,
     unknown: UnknownCounts,
 ) -> Iterator[Conversation]:
-    tables = _tables(connection)
+    tables = table_names(connection)
     if "cursorDiskKV" in tables:
         rows = connection.execute("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%'")
         for key, value in rows.fetchall():
             composer_id = str(key).split(":", 1)[1]
             try:
-                yield _composer(connection, composer_id, _load(value), projects, report, unknown)
+                yield _composer(connection, composer_id, load(value), projects, report, unknown)
             except Unusable as exc:
                 report.skip(f"{where}, composer {composer_id}", str(exc))
             except RECORD_ERRORS as exc:
                 report.skip(f"{where}, composer {composer_id}", f"malformed composer: {exc}")
     if "ItemTable" in tables:
-        for number, composer in enumerate(as_list(_item(connection, _COMPOSERS).get("allComposers")), start=1):
+        for number, composer in enumerate(as_list(item(connection, COMPOSERS).get("allComposers")), start=1):
             composer = as_dict(composer)
             if not isinstance(composer.get("conversation"), list):
                 continue  # listed only: the bubbles are in globalStorage (read there)
@@ -185,8 +165,8 @@ def _read_database(
                 report.skip(f"{where}, composer {composer_id}", str(exc))
             except RECORD_ERRORS as exc:
                 report.skip(f"{where}, composer {composer_id}", f"malformed composer: {exc}")
-        row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (_CHATDATA,)).fetchone()
-        for number, tab in enumerate(as_list(as_dict(_load(row[0] if row else None)).get("tabs")), start=1):
+        row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (CHATDATA,)).fetchone()
+        for number, tab in enumerate(as_list(as_dict(load(row[0] if row else None)).get("tabs")), start=1):
             try:
                 yield _tab(as_dict(tab), projects.get(""), report, unknown)
             except Unusable as exc:
@@ -214,7 +194,7 @@ def _composer(
         row = connection.execute(
             "SELECT value FROM cursorDiskKV WHERE key = ?", (f"bubbleId:{composer_id}:{bubble_id}",)
         ).fetchone()
-        body = as_dict(_load(row[0]) if row else None)
+        body = as_dict(load(row[0]) if row else None)
         if not body:
             missing += 1
             continue
@@ -263,36 +243,6 @@ def _date(value: object) -> datetime | None:
     return moment
 
 
-def _item(connection: sqlite3.Connection, key: str) -> dict[str, Any]:
-    row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (key,)).fetchone()
-    return as_dict(_load(row[0] if row else None))
-
-
-def _why_empty(connection: sqlite3.Connection) -> str:
-    """Why a database gave no chats, from what it does hold."""
-    tables = _tables(connection)
-    if "ItemTable" not in tables and "cursorDiskKV" not in tables:
-        return "not a Cursor database (no ItemTable or cursorDiskKV table)"
-    keys = set()
-    if "ItemTable" in tables:
-        found = connection.execute(
-            "SELECT key FROM ItemTable WHERE key IN (?, ?, ?, ?)", (*_PROMPT_HISTORY, _COMPOSERS, _CHATDATA)
-        )
-        keys = {row[0] for row in found}
-    listed = len(as_list(_item(connection, _COMPOSERS).get("allComposers"))) if _COMPOSERS in keys else 0
-    if listed:
-        return (
-            f"lists {listed} composer chat(s) whose messages are kept in globalStorage/state.vscdb; "
-            "import Cursor's User folder to get them"
-        )
-    if keys & set(_PROMPT_HISTORY):
-        return (
-            "holds only Cursor's prompt history (aiService.prompts/generations: what was typed, no replies), "
-            "not chats; the chats are in globalStorage/state.vscdb and the workspaces' composer data"
-        )
-    return "holds no Cursor chats (no composer data or chat tabs)"
-
-
 def _tab(tab: dict[str, Any], project: str | None, report: ImportReport, unknown: UnknownCounts) -> Conversation:
     tab_id = as_id(tab.get("tabId"))
     if not tab_id:
@@ -307,48 +257,3 @@ def _tab(tab: dict[str, Any], project: str | None, report: ImportReport, unknown
         updated_at=_date(tab.get("lastSendTime")),
         project=project,
     )
-
-
-def context_files(database: Path) -> list[Path]:
-    """The `workspace.json` files that name the projects of a database's chats (its own, and for the
-    global database every workspace's): kept with it in the archive, so a copy keeps its projects."""
-    found = [database.parent / "workspace.json"]
-    if database.parent.name == "globalStorage":
-        found += (database.parent.parent / "workspaceStorage").glob("*/workspace.json")
-    return sorted(path for path in found if path.is_file())
-
-
-def _workspace_projects(database: Path) -> dict[str, str]:
-    """composerId → workspace folder; the key "" is this database's own workspace, if it has one."""
-    projects: dict[str, str] = {}
-    own = _workspace_folder(database.parent)
-    if own:
-        projects[""] = own
-    if database.parent.name == "globalStorage":
-        for workspace_db in sorted((database.parent.parent / "workspaceStorage").glob(f"*/{DB_NAME}")):
-            folder = _workspace_folder(workspace_db.parent)
-            if folder:
-                for composer_id in _workspace_composers(workspace_db):
-                    projects.setdefault(composer_id, folder)
-    return projects
-
-
-def _workspace_folder(directory: Path) -> str | None:
-    try:
-        folder = as_str(as_dict(json.loads((directory / "workspace.json").read_text("utf-8"))).get("folder"))
-    except (OSError, ValueError):
-        return None
-    return unquote(urlparse(folder).path) if folder.startswith("file:") else folder or None
-
-
-def _workspace_composers(database: Path) -> list[str]:
-    try:
-        connection = _connect(database)
-        try:
-            row = connection.execute("SELECT value FROM ItemTable WHERE key = 'composer.composerData'").fetchone()
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return []
-    composers = as_list(as_dict(_load(row[0] if row else None)).get("allComposers"))
-    return [as_id(as_dict(composer).get("composerId")) for composer in composers if isinstance(composer, dict)]

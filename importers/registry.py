@@ -95,9 +95,18 @@ def _require_readable_kind(path: Path) -> None:
 
 
 def without_opted_out(conversations: Iterator[Conversation], report: ImportReport) -> Iterator[Conversation]:
-    """Drop every conversation with the opt-out marker line in any message, saying so in the report."""
+    """Drop every conversation with the opt-out marker line in any message, saying so in the report.
+
+    A source that gave nothing, and whose importer gave no reason, is said to be empty: an import
+    never ends with nothing and no word why."""
+    found = 0
     for conversation in conversations:
+        found += 1
         if has_opt_out(conversation):
             report.skip(conversation.id, "opt-out marker")
             continue
         yield conversation
+    if not found and not report.skipped:
+        report.note(
+            f"{report.path.name} holds no {report.format or 'chat'} conversations: nothing in it could be read as one"
+        )

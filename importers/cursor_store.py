@@ -1,0 +1,118 @@
+"""Cursor's databases: opening them without disturbing a running Cursor, reading their keys, and
+naming the workspace folder (the project) each chat belongs to."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from importers._common import as_dict, as_id, as_list, as_str
+
+DB_NAME = "state.vscdb"
+CHATDATA = "workbench.panel.aichat.view.aichat.chatdata"
+COMPOSERS = "composer.composerData"
+_PROMPT_HISTORY = ("aiService.prompts", "aiService.generations")
+
+
+def connect(database: Path) -> sqlite3.Connection:
+    uri = database.resolve().as_uri() + "?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=0.5)  # a lock held longer: read a snapshot
+        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        return connection
+    except sqlite3.OperationalError:
+        # Locked by a running Cursor: read the file as it is, without taking locks.
+        connection = sqlite3.connect(uri + "&immutable=1", uri=True)
+        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+        return connection
+
+
+def table_names(connection: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def load(value: object) -> Any:
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    try:
+        return json.loads(value) if isinstance(value, str) else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def item(connection: sqlite3.Connection, key: str) -> dict[str, Any]:
+    row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (key,)).fetchone()
+    return as_dict(load(row[0] if row else None))
+
+
+def why_empty(connection: sqlite3.Connection) -> str:
+    """Why a database gave no chats, from what it does hold."""
+    tables = table_names(connection)
+    if "ItemTable" not in tables and "cursorDiskKV" not in tables:
+        return "not a Cursor database (no ItemTable or cursorDiskKV table)"
+    keys = set()
+    if "ItemTable" in tables:
+        found = connection.execute(
+            "SELECT key FROM ItemTable WHERE key IN (?, ?, ?, ?)", (*_PROMPT_HISTORY, COMPOSERS, CHATDATA)
+        )
+        keys = {row[0] for row in found}
+    listed = len(as_list(item(connection, COMPOSERS).get("allComposers"))) if COMPOSERS in keys else 0
+    if listed:
+        return (
+            f"lists {listed} composer chat(s) whose messages are kept in globalStorage/state.vscdb; "
+            "import Cursor's User folder to get them"
+        )
+    if keys & set(_PROMPT_HISTORY):
+        return (
+            "holds only Cursor's prompt history (aiService.prompts/generations: what was typed, no replies), "
+            "not chats; the chats are in globalStorage/state.vscdb and the workspaces' composer data"
+        )
+    return "holds no Cursor chats (no composer data or chat tabs)"
+
+
+def context_files(database: Path) -> list[Path]:
+    """The `workspace.json` files that name the projects of a database's chats (its own, and for the
+    global database every workspace's): kept with it in the archive, so a copy keeps its projects."""
+    found = [database.parent / "workspace.json"]
+    if database.parent.name == "globalStorage":
+        found += (database.parent.parent / "workspaceStorage").glob("*/workspace.json")
+    return sorted(path for path in found if path.is_file())
+
+
+def workspace_projects(database: Path) -> dict[str, str]:
+    """composerId → workspace folder; the key "" is this database's own workspace, if it has one."""
+    projects: dict[str, str] = {}
+    own = _workspace_folder(database.parent)
+    if own:
+        projects[""] = own
+    if database.parent.name == "globalStorage":
+        for workspace_db in sorted((database.parent.parent / "workspaceStorage").glob(f"*/{DB_NAME}")):
+            folder = _workspace_folder(workspace_db.parent)
+            if folder:
+                for composer_id in _workspace_composers(workspace_db):
+                    projects.setdefault(composer_id, folder)
+    return projects
+
+
+def _workspace_folder(directory: Path) -> str | None:
+    try:
+        folder = as_str(as_dict(json.loads((directory / "workspace.json").read_text("utf-8"))).get("folder"))
+    except (OSError, ValueError):
+        return None
+    return unquote(urlparse(folder).path) if folder.startswith("file:") else folder or None
+
+
+def _workspace_composers(database: Path) -> list[str]:
+    try:
+        connection = connect(database)
+        try:
+            row = connection.execute("SELECT value FROM ItemTable WHERE key = 'composer.composerData'").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return []
+    composers = as_list(as_dict(load(row[0] if row else None)).get("allComposers"))
+    return [as_id(as_dict(composer).get("composerId")) for composer in composers if isinstance(composer, dict)]

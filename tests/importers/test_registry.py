@@ -119,10 +119,10 @@ def test_marker_inside_a_sentence_does_not_opt_out(tmp_path: Path) -> None:
 
 
 def test_a_source_that_gives_no_chats_and_no_reason_is_said_to_be_empty(tmp_path: Path) -> None:
-    empty = tmp_path / "chats.json"
-    empty.write_text(json.dumps({"conversations": []}), encoding="utf-8")
+    empty = tmp_path / "chats.jsonl"
+    empty.write_text(json.dumps({"conversations": []}) + "\n", encoding="utf-8")
 
     conversations, report = registry.read(empty, "plain")
 
     assert list(conversations) == []
-    assert report.notes == ["chats.json holds no plain conversations: nothing in it could be read as one"]
+    assert report.notes == ["chats.jsonl holds no plain conversations: nothing in it could be read as one"]

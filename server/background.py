@@ -59,3 +59,19 @@ class BackgroundSync:
             logger.info("background sync skipped: %s", report.not_run)
         else:
             logger.info("background sync: %s", report.text().replace("\n", "; "))
+        self.embed_pending(library)
+
+    @staticmethod
+    def embed_pending(library: Library) -> None:
+        """Embed passages that were stored awaiting it (they are keyword-searchable meanwhile)."""
+        from storage.library import StoreError
+
+        if library.embedder is None:
+            return
+        try:
+            if library.pending_embeddings():
+                logger.info("embedded %d waiting passages", library.embed_pending(wait=0))
+        except StoreError as exc:  # another process is writing: the next round goes on
+            logger.info("embedding waiting passages paused: %s", exc)
+        except Exception:
+            logger.exception("embedding waiting passages failed")

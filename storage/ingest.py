@@ -69,22 +69,31 @@ class Ingestor:
         self,
         store: LanceStore,
         keywords: KeywordIndex,
-        embedder: Embedder,
+        embedder: Embedder | None,
         lock: WriteLock,
         options: ChunkOptions = DEFAULT_OPTIONS,
+        model_name: str | None = None,
     ):
+        """`embedder` None: every new passage is stored awaiting its embedding (`model_name` names the
+        model its vectors will come from)."""
         self.options = options
         self.store = store
         self.keywords = keywords
         self.embedder = embedder
         self.lock = lock
         self.quarantine = Quarantine(lock.journal_path.parent)
+        name = embedder.model_name if embedder is not None else model_name
+        if name is None:
+            raise ValueError("an ingestor without an embedder needs the model name")
+        self.model_name = name
 
     def ingest(
         self,
         conversations: Iterable[Conversation],
         progress: Callable[[IngestProgress], None] | None = None,
+        embed: bool = True,
     ) -> IngestStats:
+        """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`)."""
         stats = IngestStats()
         done = messages = 0
         for batch in _batches(conversations):
@@ -103,7 +112,7 @@ class Ingestor:
                 else:
                     changed.append(conversation)
             if changed:
-                embedded, reused, failed = self._write(changed, versions)
+                embedded, reused, failed = self._write(changed, versions, embed=embed)
                 for conversation in changed:
                     if conversation.id in failed:
                         stats.skipped.append(f"{conversation.id}: {failed[conversation.id]}")
@@ -127,19 +136,24 @@ class Ingestor:
         return stats
 
     def _write(
-        self, conversations: Sequence[Conversation], versions: Mapping[str, str], *, truth: bool = True
+        self,
+        conversations: Sequence[Conversation],
+        versions: Mapping[str, str],
+        *,
+        truth: bool = True,
+        embed: bool = True,
     ) -> tuple[int, int, dict[str, str]]:
         """Write (if `truth`) and derive a batch under the journal. Returns (embedded, reused, set-aside
         ids with the reason): when the batch fails on its data, each conversation is tried alone."""
         self.lock.begin([c.id for c in conversations])
         failed: dict[str, str] = {}
         try:
-            embedded, reused = self._write_one_batch(conversations, versions, truth)
+            embedded, reused = self._write_one_batch(conversations, versions, truth, embed)
         except DATA_ERRORS:
             embedded = reused = 0
             for conversation in conversations:
                 try:
-                    one_embedded, one_reused = self._write_one_batch([conversation], versions, truth)
+                    one_embedded, one_reused = self._write_one_batch([conversation], versions, truth, embed)
                 except DATA_ERRORS as exc:
                     record = conversation.model_dump(mode="json")
                     failed[conversation.id] = self._set_aside(conversation.id, record, exc)
@@ -150,11 +164,11 @@ class Ingestor:
         return embedded, reused, failed
 
     def _write_one_batch(
-        self, conversations: Sequence[Conversation], versions: Mapping[str, str], truth: bool
+        self, conversations: Sequence[Conversation], versions: Mapping[str, str], truth: bool, embed: bool = True
     ) -> tuple[int, int]:
         if truth:
             self.store.write_conversations(conversations, versions)
-        return self.derive(conversations, versions)
+        return self.derive(conversations, versions, embed=embed)
 
     def _set_aside(self, conversation_id: str, record: Mapping[str, object], error: BaseException) -> str:
         """Quarantine one conversation (its record first, so nothing is lost), then drop it everywhere."""
@@ -165,15 +179,18 @@ class Ingestor:
         return f"{reason}; set aside in {self.quarantine.directory}"
 
     def derive(
-        self, conversations: Sequence[Conversation], versions: Mapping[str, str] | None = None
+        self, conversations: Sequence[Conversation], versions: Mapping[str, str] | None = None, *, embed: bool = True
     ) -> tuple[int, int]:
-        """Rebuild messages, chunks and keyword documents of these conversations from the models."""
+        """Rebuild messages, chunks and keyword documents of these conversations from the models.
+
+        Returns (texts embedded, vectors reused). Passages that could not be embedded now (`embed`
+        False, or no embedder) are stored awaiting their embedding.
+        """
         if versions is None:
             versions = {c.id: c.fingerprint() for c in conversations}
-        model = self.embedder.model_name
-        chunks = [chunk for c in conversations for chunk in chunk_conversation(c, model, self.options)]
-        vectors, embedded, reused = self._vectors(chunks)
-        self.store.replace_derived(conversations, chunks, vectors, versions)
+        chunks = [chunk for c in conversations for chunk in chunk_conversation(c, self.model_name, self.options)]
+        vectors, pending, embedded, reused = self._vectors(chunks, embed)
+        self.store.replace_derived(conversations, chunks, vectors, versions, pending)
         by_id = {c.id: c for c in conversations}
         rows = (
             {
@@ -193,18 +210,39 @@ class Ingestor:
         self.keywords.replace(list(by_id), rows, {c.id: c.title for c in conversations})
         return embedded, reused
 
-    def _vectors(self, chunks: Sequence[Chunk]) -> tuple[Vectors, int, int]:
+    def _vectors(self, chunks: Sequence[Chunk], embed: bool = True) -> tuple[Vectors, list[bool], int, int]:
+        """Each chunk's vector (stored ones reused by content key), and which chunks await theirs."""
         keys = [ch.embed_key for ch in chunks]
         known = self.store.vectors_for(keys)
         missing: dict[str, str] = {}
         for ch in chunks:
             if ch.embed_key not in known:
                 missing.setdefault(ch.embed_key, ch.embed_text)
-        if missing:
+        if missing and embed and self.embedder is not None:
             fresh = self.embedder.embed_documents(list(missing.values()))
             known.update(zip(missing.keys(), fresh, strict=True))
-        matrix = np.stack([known[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
-        return matrix.astype(np.float32), len(missing), len(keys) - len(missing)
+            embedded = len(missing)
+        else:
+            embedded = 0
+        blank = np.zeros(self.store.dim, np.float32)
+        pending = [k not in known for k in keys]
+        matrix = np.stack([known.get(k, blank) for k in keys]) if keys else np.zeros((0, self.store.dim), np.float32)
+        return matrix.astype(np.float32), pending, embedded, len(keys) - len(missing)
+
+    def embed_some(self, conversation_ids: Sequence[str]) -> int:
+        """Embed the passages of these conversations that await it; returns how many texts were embedded.
+
+        Re-derived from the truth (the conversations table), so a conversation changed meanwhile is
+        embedded as it is now. Only the chunks table is rewritten: messages and keywords are unchanged.
+        """
+        conversations = [c for c in (self.store.conversation(i) for i in conversation_ids) if c is not None]
+        if not conversations or self.embedder is None:
+            return 0
+        versions = {c.id: c.fingerprint() for c in conversations}
+        chunks = [ch for c in conversations for ch in chunk_conversation(c, self.model_name, self.options)]
+        vectors, pending, embedded, _ = self._vectors(chunks, embed=True)
+        self.store.replace_derived(conversations, chunks, vectors, versions, pending, messages=False)
+        return embedded
 
     # ---- healing ---------------------------------------------------------------------------------
 
@@ -248,6 +286,8 @@ class Ingestor:
 
     def reembed_all(self) -> None:
         """Re-derive everything (the embedding model changed): no vectors from two models are mixed."""
+        if self.embedder is None:
+            raise ValueError("re-embedding needs the embedding model")
         self.store.reset_chunks(self.embedder.dim)
         self.rederive_all()
 

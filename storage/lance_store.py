@@ -33,6 +33,10 @@ import lancedb
 log = logging.getLogger(__name__)
 
 TIMESTAMP = pa.timestamp("us")
+# Old versions are deleted once the newest is this old: far longer than any single read takes.
+CLEANUP_GRACE = timedelta(seconds=5)
+CLEANUP_ABOVE = 1.2  # ... and only when the tables take more than this times their live data,
+CLEANUP_MIN_EXCESS = 32_000_000  # and that excess is worth a pause (small stores never wait)
 
 
 def _conversation_schema() -> pa.Schema:
@@ -79,6 +83,8 @@ def _chunk_schema(dim: int) -> pa.Schema:
             pa.field("text", pa.large_string()),
             pa.field("embed_key", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
+            # Stored and keyword-indexed, not embedded yet: left out of vector search until it is.
+            pa.field("pending", pa.bool_()),
             pa.field("source", pa.string()),
             pa.field("project", pa.string()),
             pa.field("updated_at", TIMESTAMP),
@@ -182,9 +188,12 @@ class LanceStore:
         self._add_unit_times()
 
     def _open(self, name: str, schema: pa.Schema, existing: set[str]) -> Any:
-        if name in existing:
-            return self._db.open_table(name)
-        return self._db.create_table(name, schema=schema, exist_ok=True)
+        if name not in existing:
+            return self._db.create_table(name, schema=schema, exist_ok=True)
+        table = self._db.open_table(name)
+        if "pending" in schema.names and "pending" not in table.schema.names:  # from before passages could wait
+            table.add_columns({"pending": "false"})
+        return table
 
     def _add_unit_times(self) -> None:
         """A store written before units carried their message's time gets the column, filled with the
@@ -245,7 +254,7 @@ class LanceStore:
     def build_matrix(self) -> int:
         """Rewrite the matrix from the `chunks` table as it is now. Returns its row count."""
         version = int(self.chunks.version)
-        query = self.chunks.search().select([*MATRIX_COLUMNS, "vector"]).limit(None)
+        query = self.chunks.search().where("NOT pending").select([*MATRIX_COLUMNS, "vector"]).limit(None)
         schema = pa.schema([_chunk_schema(self.dim).field(name) for name in MATRIX_COLUMNS])
         return self.matrix.build(query.to_batches(8192), version, schema)
 
@@ -343,7 +352,8 @@ class LanceStore:
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):
             batch = unique[start : start + 500]
-            query = self.chunks.search().where(sql_in("embed_key", batch)).select(["embed_key", "vector"])
+            where = f"{sql_in('embed_key', batch)} AND NOT pending"
+            query = self.chunks.search().where(where).select(["embed_key", "vector"])
             for row in query.limit(None).to_arrow().to_pylist():
                 found.setdefault(row["embed_key"], np.asarray(row["vector"], dtype=np.float32))
         return found
@@ -385,9 +395,8 @@ class LanceStore:
     ) -> list[tuple[float, UnitHit]]:
         columns = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
         query = self.chunks.search(vector.tolist()).metric("cosine").select(columns).limit(limit)
-        where = " AND ".join(part for part in (filters.unit_sql(), scope) if part)
-        if where:
-            query = query.where(where, prefilter=True)
+        where = " AND ".join(part for part in (filters.unit_sql(), scope, "NOT pending") if part)
+        query = query.where(where, prefilter=True)
         return [(1.0 - float(r["_distance"]), _unit_hit(r)) for r in query.to_arrow().to_pylist()]
 
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
@@ -405,6 +414,17 @@ class LanceStore:
             first, last = spans.get(cid, (when, when))
             spans[cid] = (min(first, when), max(last, when))
         return spans
+
+    def pending_count(self) -> int:
+        return int(self.chunks.count_rows("pending"))
+
+    def pending_owners(self) -> dict[str, int]:
+        """How many passages await their embedding, per conversation (in id order)."""
+        table = self.chunks.search().where("pending").select(["conversation_id"]).limit(None).to_arrow()
+        counts: dict[str, int] = {}
+        for cid in sorted(table.column("conversation_id").to_pylist()):
+            counts[cid] = counts.get(cid, 0) + 1
+        return counts
 
     def counts(self) -> tuple[int, int, int]:
         return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
@@ -445,47 +465,62 @@ class LanceStore:
         chunks: Sequence[Chunk],
         vectors: Vectors,
         versions: Mapping[str, str],
+        pending: Sequence[bool] | None = None,
+        *,
+        messages: bool = True,
     ) -> None:
-        """Atomically (per table) replace the messages and chunks of these conversations."""
+        """Atomically (per table) replace the messages and chunks of these conversations.
+
+        `pending[i]` marks chunk i as awaiting its embedding (its row in `vectors` is ignored).
+        `messages=False` leaves the messages table alone (only the vectors changed).
+        """
         ids = [c.id for c in conversations]
         scope = sql_in("conversation_id", ids)
-        message_rows = [
-            {
-                "key": f"{c.id}\x1f{m.id}",
-                "conversation_id": c.id,
-                "id": m.id,
-                "position": m.index,
-                "role": m.role,
-                "text": m.text,
-                "created_at": naive_utc(m.created_at),
-                "version": versions[c.id],
-            }
-            for c in conversations
-            for m in c.messages
-        ]
+        if messages:
+            message_rows = [
+                {
+                    "key": f"{c.id}\x1f{m.id}",
+                    "conversation_id": c.id,
+                    "id": m.id,
+                    "position": m.index,
+                    "role": m.role,
+                    "text": m.text,
+                    "created_at": naive_utc(m.created_at),
+                    "version": versions[c.id],
+                }
+                for c in conversations
+                for m in c.messages
+            ]
+            self._replace(self.messages, "key", pa.Table.from_pylist(message_rows, schema=_message_schema()), scope)
         by_id = {c.id: c for c in conversations}
-        chunk_rows = [
-            {
-                "id": ch.id,
-                "conversation_id": ch.conversation_id,
-                "kind": ch.kind,
-                "first_index": ch.first_index,
-                "last_index": ch.last_index,
-                "message_ids": list(ch.message_ids),
-                "text": ch.text,
-                "embed_key": ch.embed_key,
-                "vector": vectors[i],
-                "source": by_id[ch.conversation_id].source,
-                "project": by_id[ch.conversation_id].project,
-                "updated_at": naive_utc(by_id[ch.conversation_id].updated_at),
-                "at": unit_time(by_id[ch.conversation_id], ch.first_index),
-                "version": versions[ch.conversation_id],
-            }
-            for i, ch in enumerate(chunks)
-        ]
-        self._replace(self.messages, "key", pa.Table.from_pylist(message_rows, schema=_message_schema()), scope)
+        owners = [by_id[ch.conversation_id] for ch in chunks]
+        flags = list(pending) if pending is not None else [False] * len(chunks)
+        matrix = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(chunks), self.dim)
+        matrix[np.asarray(flags, dtype=bool)] = 0.0
+        columns = {
+            "id": [ch.id for ch in chunks],
+            "conversation_id": [ch.conversation_id for ch in chunks],
+            "kind": [ch.kind for ch in chunks],
+            "first_index": [ch.first_index for ch in chunks],
+            "last_index": [ch.last_index for ch in chunks],
+            "message_ids": [list(ch.message_ids) for ch in chunks],
+            "text": [ch.text for ch in chunks],
+            "embed_key": [ch.embed_key for ch in chunks],
+            # Built from the NumPy block at once: converting row by row was a visible share of import time.
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel(), pa.float32()), self.dim),
+            "pending": flags,
+            "source": [c.source for c in owners],
+            "project": [c.project for c in owners],
+            "updated_at": [naive_utc(c.updated_at) for c in owners],
+            "at": [unit_time(by_id[ch.conversation_id], ch.first_index) for ch in chunks],
+            "version": [versions[c.id] for c in owners],
+        }
+        schema = _chunk_schema(self.dim)
+        chunk_table = pa.Table.from_arrays(
+            [pa.array(columns[f.name], f.type) if f.name != "vector" else columns[f.name] for f in schema],
+            schema=schema,
+        )
         self.matrix.note_changes(ids)
-        chunk_table = pa.Table.from_pylist(chunk_rows, schema=_chunk_schema(self.dim))
         self._replace(self.chunks, "id", chunk_table, scope)
 
     @staticmethod
@@ -521,12 +556,34 @@ class LanceStore:
             result.append(found)
         return result[0], result[1]
 
-    def optimize(self) -> None:
-        for table in (self.conversations, self.messages, self.chunks):
+    def optimize(self, *, cleanup: bool = True, min_excess: int = CLEANUP_MIN_EXCESS) -> None:
+        """Compact the tables, then delete the versions a compaction or import left behind.
+
+        Callers hold the write lock. Readers in other processes see the latest version at each query
+        (read consistency interval 0), so a file is only unsafe to delete while a query that began on
+        an older version is still reading it: old versions are deleted once the newest has been the
+        newest for `CLEANUP_GRACE`. Only when the tables take notably more room than their live data
+        (`min_excess=0`: whatever the size).
+        """
+        tables = (self.conversations, self.messages, self.chunks)
+        for table in tables:
             try:
                 table.optimize()
             except Exception as exc:  # compaction is housekeeping; a failure must not fail an import
                 log.warning("could not compact %s: %s", table.name, exc)
+        disk, live = self.disk_bytes(), self.live_bytes()
+        if not cleanup or disk <= CLEANUP_ABOVE * live or disk - live < min_excess:
+            return
+        time.sleep(CLEANUP_GRACE.total_seconds())  # every newest version was made before this wait began
+        for table in tables:
+            try:  # unverified files are safe to delete: no other writer can be mid-commit (the lock)
+                table.optimize(cleanup_older_than=CLEANUP_GRACE, delete_unverified=True)
+            except Exception as exc:
+                log.warning("could not delete old versions of %s: %s", table.name, exc)
+
+    def live_bytes(self) -> int:
+        """Bytes of the tables' current versions (what the disk would hold with no history)."""
+        return sum(int(t.stats()["total_bytes"]) for t in (self.conversations, self.messages, self.chunks))
 
     def disk_bytes(self) -> int:
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())

@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
 STORE_FORMAT = 2
+EMBED_BATCH = 512  # passages embedded per commit by `embed_pending`: ~10-30 s of model time here
 
 
 class StoreError(Exception):
@@ -193,15 +194,71 @@ class Library:
         *,
         progress: Callable[[IngestProgress], None] | None = None,
         wait: float = -1,
+        embed: bool = True,
     ) -> IngestStats:
-        """Upsert by id under the inter-process write lock; only changed text is re-embedded."""
+        """Upsert by id under the inter-process write lock; only changed text is re-embedded.
+
+        `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
+        await their embedding (`embed_pending`) before the vector leg finds them.
+        """
         ingestor = self._ingestor()
         try:
             with self.lock.hold(timeout=wait):
                 ingestor.repair()
-                stats = ingestor.ingest(conversations, progress)
+                stats = ingestor.ingest(conversations, progress, embed=embed)
                 self._write_meta()
                 return stats
+        except StoreBusy as exc:
+            raise StoreError(f"{exc}; try again when it has finished") from None
+
+    def pending_embeddings(self) -> int:
+        """How many passages await their embedding.
+
+        Such passages are stored and keyword-searchable, and left out of the vector leg until
+        `embed_pending` embeds them (an import with `embed=False`, or one made without the model).
+        """
+        return self.store.pending_count()
+
+    def embed_pending(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        batch: int = EMBED_BATCH,
+        wait: float = -1,
+    ) -> int:
+        """Embed every passage that awaits it; returns how many passages were embedded.
+
+        Works in batches of about `batch` passages (whole conversations), each committed on its own
+        under the write lock, which is released between batches so imports and syncs can interleave.
+        A kill loses at most the batch in flight; the next call resumes where this one stopped.
+        `progress(done, total)` is called after each batch. `wait` is how long to wait for the lock
+        (-1: as long as it takes; 0: not at all, StoreError if busy). Needs the embedding model.
+        """
+        if self.embedder is None:
+            raise StoreError(f"cannot embed without the embedding model ({self.load_error})")
+        ingestor = self._ingestor()
+        total = self.store.pending_count()
+        done = 0
+        try:
+            while True:
+                with self.lock.hold(timeout=wait):
+                    owners = self.store.pending_owners()
+                    if not owners:
+                        if done and self.store.matrix_needs_build():
+                            self.store.build_matrix()
+                        return done
+                    chosen, size = [], 0
+                    for cid, count in owners.items():
+                        chosen.append(cid)
+                        size += count
+                        if size >= batch:
+                            break
+                    ingestor.embed_some(chosen)
+                    if self.store.matrix_needs_build():  # the change log overflowed: keep vector search fast
+                        self.store.build_matrix()
+                done += size
+                if progress is not None:
+                    progress(min(done, total), total)
         except StoreBusy as exc:
             raise StoreError(f"{exc}; try again when it has finished") from None
 

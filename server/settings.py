@@ -10,7 +10,7 @@ import platformdirs
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from storage.embedder import DEFAULT_MODEL
+from storage.defaults import DEFAULT_MODEL
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 

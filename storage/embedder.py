@@ -12,7 +12,9 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+from storage.defaults import DEFAULT_MODEL
+
+__all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
 

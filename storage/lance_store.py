@@ -415,8 +415,11 @@ class LanceStore:
             spans[cid] = (min(first, when), max(last, when))
         return spans
 
-    def pending_count(self) -> int:
-        return int(self.chunks.count_rows("pending"))
+    def pending_count(self, conversation_ids: Sequence[str] | None = None) -> int:
+        """Passages awaiting their embedding (in these conversations, or in all)."""
+        if conversation_ids is None:
+            return int(self.chunks.count_rows("pending"))
+        return int(self.chunks.count_rows(f"pending AND {sql_in('conversation_id', list(conversation_ids))}"))
 
     def pending_owners(self) -> dict[str, int]:
         """How many passages await their embedding, per conversation (in id order)."""

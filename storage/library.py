@@ -3,6 +3,7 @@
 Everything above storage (the CLI, the MCP tools, the benchmarks) goes through `Library`.
 
 Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (Tantivy, derived),
+`vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.vector_matrix`),
 `store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`.
 """
 
@@ -239,12 +240,13 @@ class Library:
         ingestor = self._ingestor()
         total = self.store.pending_count()
         done = 0
+        tried: set[str] = set()  # each conversation once per call: a row that cannot be embedded never loops
         try:
             while True:
                 with self.lock.hold(timeout=wait):
-                    owners = self.store.pending_owners()
+                    owners = {cid: n for cid, n in self.store.pending_owners().items() if cid not in tried}
                     if not owners:
-                        if done and self.store.matrix_needs_build():
+                        if done:  # fold the new vectors in: searches then need no LanceDB lookups
                             self.store.build_matrix()
                         return done
                     chosen, size = [], 0
@@ -253,10 +255,11 @@ class Library:
                         size += count
                         if size >= batch:
                             break
+                    tried.update(chosen)
                     ingestor.embed_some(chosen)
+                    done += size - self.store.pending_count(chosen)
                     if self.store.matrix_needs_build():  # the change log overflowed: keep vector search fast
                         self.store.build_matrix()
-                done += size
                 if progress is not None:
                     progress(min(done, total), total)
         except StoreBusy as exc:

@@ -114,3 +114,11 @@ def test_compaction_deletes_old_versions_while_another_reader_keeps_reading(tmp_
     assert errors == []
     assert writer.store.disk_bytes() <= 1.3 * writer.store.live_bytes()
     assert ids(reader.search("sourdough acetone", mode="keyword"))[0] == "bread"
+
+
+def test_passages_whose_chat_is_gone_do_not_keep_the_embedding_run_going(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    library.import_conversations(CHATS[:3], embed=False)
+    library.store.conversations.delete("id = 'bread'")  # orphaned chunks, as a crash could leave them
+    assert library.embed_pending(batch=2) == 4
+    assert library.pending_embeddings() == 2

@@ -18,7 +18,7 @@ from typing import Any
 
 from importers.base import ImportReport
 from storage.models import Conversation, Message, Role
-from storage.times import parse_iso
+from storage.times import RANGE, iso_z, parse_iso, storable
 
 OPT_OUT_MARKER = "pastchats: do-not-index"
 _OPT_OUT_LINE = re.compile(r"^[ \t>#*-]*pastchats:[ \t]*do-not-index[ \t.]*$", re.MULTILINE | re.IGNORECASE)
@@ -176,6 +176,22 @@ class Turn:
     created_at: datetime | None = None
 
 
+def check_chat_times(created_at: datetime | None, updated_at: datetime | None) -> None:
+    """Raise Unusable when a chat's own time cannot be stored: `updated_at` in year 9999 or 1500 is a
+    broken record, and guessing another time would put the chat somewhere it never was."""
+    for name, value in (("created_at", created_at), ("updated_at", updated_at)):
+        if value is not None and not storable(value):
+            raise Unusable(f"{name} out of range ({iso_z(value)}; times must fall in {RANGE})")
+
+
+def message_time(value: datetime | None, report: ImportReport) -> datetime | None:
+    """A message's time, or None (the message takes its chat's time) when it cannot be stored."""
+    if value is None or storable(value):
+        return value
+    report.note(f"some message times were out of range ({RANGE}) and were left out")
+    return None
+
+
 def build_conversation(
     *,
     id: str,
@@ -193,6 +209,7 @@ def build_conversation(
 
     Raises Unusable("no messages") when no user or assistant text is left.
     """
+    check_chat_times(created_at, updated_at)
     kept = [turn for turn in turns if turn.text.strip()]
     if not any(turn.role in {"user", "assistant"} for turn in kept):
         raise Unusable("no messages")  # tool output or a system prompt alone is not a conversation
@@ -206,13 +223,14 @@ def build_conversation(
             unique = f"{key}~{n}"
         seen.add(unique)
         text = clean_text(turn.text)
-        messages.append(Message(id=unique, index=index, role=turn.role, text=text, created_at=turn.created_at))
+        moment = message_time(turn.created_at, report)
+        messages.append(Message(id=unique, index=index, role=turn.role, text=text, created_at=moment))
     times = [m.created_at for m in messages if m.created_at is not None]
     created = created_at or (min(times) if times else None) or updated_at
     updated = updated_at or (max(times) if times else None) or created
     if created is None or updated is None:
         report.note("some conversations had no times; the source file's modification time was used")
-        created = created or fallback_time or datetime.now(UTC)
+        created = created or message_time(fallback_time, report) or datetime.now(UTC)
         updated = updated or created
     if times and max(times) > updated:
         updated = max(times)

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from importers._common import Unusable, check_chat_times, message_time
 from importers._files import open_regular
 from importers._json import BrokenJson, Malformed, iter_json_values
 from importers.base import ImportReport, SourceError
@@ -93,17 +94,19 @@ def describe_validation_error(error: ValidationError) -> str:
 
 
 def _build(raw: _PlainConversation, fallback_time: datetime, report: ImportReport) -> Conversation:
-    times = [m.created_at for m in raw.messages if m.created_at is not None]
+    check_chat_times(raw.created_at, raw.updated_at)
+    moments = [message_time(m.created_at, report) for m in raw.messages]
+    times = [t for t in moments if t is not None]
     created = raw.created_at or (min(times) if times else None) or raw.updated_at
     updated = raw.updated_at or (max(times) if times else None) or created
     if created is None or updated is None:
         report.note("some conversations had no times; the file's modification time was used")
-        created = created or fallback_time
+        created = created or message_time(fallback_time, report) or datetime.now(UTC)
         updated = updated or created
     if updated < created:
         updated = created
     messages = [
-        Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=m.created_at)
+        Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=moments[i])
         for i, m in enumerate(raw.messages)
     ]
     return Conversation(
@@ -219,6 +222,9 @@ class PlainImporter:
                 conversation = _build(_PlainConversation.model_validate(item), fallback_time, report)
             except ValidationError as exc:
                 report.skip(where, describe_validation_error(exc))
+                continue
+            except Unusable as exc:
+                report.skip(where, str(exc))
                 continue
             if conversation.id in seen:
                 report.skip(where, "the same id appears earlier in this file; the first one was kept")

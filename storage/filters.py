@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from storage.times import naive_utc
+from storage.times import clamp, naive_utc
 
 
 def sql_string(value: str) -> str:
@@ -36,6 +36,14 @@ class Filters:
     source: str | None = None
     after: datetime | None = None
     before: datetime | None = None
+
+    def __post_init__(self) -> None:
+        # Bounds beyond what can be stored exclude nothing more; clamped, they reach SQL and Tantivy
+        # as times both can hold (a bound of year 1 with an offset, or 2300, is a fair question).
+        for name in ("after", "before"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, clamp(value))
 
     @property
     def projects(self) -> tuple[str, ...] | None:

@@ -11,13 +11,17 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from storage.times import utc
+from storage.times import require_storable, storable_or_none, utc
 
 Role = Literal["user", "assistant", "system", "tool"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(utc)]
+# A chat's own times must be storable (importers skip the chat and say why before it gets here); a
+# message's time outside the range is unknown, and the message takes its chat's time.
+StoredTime = Annotated[datetime, AfterValidator(require_storable)]
+MessageTime = Annotated[datetime | None, AfterValidator(storable_or_none)]
 
 
 def content_hash(*parts: str) -> str:
@@ -38,7 +42,7 @@ class Message(BaseModel):
     index: int = Field(ge=0, description="Position in the conversation, from 0.")
     role: Role
     text: str
-    created_at: UtcDatetime | None = None
+    created_at: MessageTime = None
 
 
 class Conversation(BaseModel):
@@ -53,8 +57,8 @@ class Conversation(BaseModel):
     id: str = Field(min_length=1)
     source: str = Field(min_length=1)
     title: str
-    created_at: UtcDatetime
-    updated_at: UtcDatetime
+    created_at: StoredTime
+    updated_at: StoredTime
     project: str | None = None
     url: str | None = None
     messages: list[Message]

@@ -1,6 +1,10 @@
 """Time, the one way pastchats handles it: aware UTC in memory, naive UTC on disk, `Z` in text.
 
 Every layer converts through these helpers; none writes its own `replace(tzinfo=...)`.
+
+What can be stored is bounded: Tantivy holds dates as nanoseconds since 1970 (1677-09-21 to
+2262-04-11), so a chat's times must fall in [EARLIEST, LATEST). Importers report or drop times outside
+it, the models refuse them, and search filters are clamped to it (a bound beyond it excludes nothing).
 """
 
 from __future__ import annotations
@@ -18,7 +22,42 @@ def utc(value: datetime | None) -> datetime | None:
     and Tantivy hand times back, and importers convert local times before they get here."""
     if value is None:
         return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        # Within a day of year 1 or 9999, an offset can push the instant past what datetime holds;
+        # the nearest value it can hold is the honest answer (and is out of the storable range anyway).
+        return (datetime.min if value.year < 5000 else datetime.max).replace(tzinfo=UTC)
+
+
+EARLIEST = datetime(1678, 1, 1, tzinfo=UTC)
+LATEST = datetime(2262, 1, 1, tzinfo=UTC)
+RANGE = f"{EARLIEST.year}-{LATEST.year - 1}"
+
+
+def storable(value: datetime) -> bool:
+    """Whether the indexes can hold this time."""
+    return EARLIEST <= utc(value) < LATEST
+
+
+def clamp(value: datetime) -> datetime:
+    """The storable time nearest to `value`: for filter bounds, where that changes no answer."""
+    return min(max(utc(value), EARLIEST), LATEST)
+
+
+def require_storable(value: datetime) -> datetime:
+    """The value in UTC; ValueError (naming the range) when the indexes cannot hold it."""
+    value = utc(value)
+    if not storable(value):
+        raise ValueError(f"{iso_z(value)} is out of range (times must fall in {RANGE})")
+    return value
+
+
+def storable_or_none(value: datetime | None) -> datetime | None:
+    """The value in UTC, or None when the indexes cannot hold it (an optional time is then unknown)."""
+    return None if value is None or not storable(value) else utc(value)
 
 
 @overload

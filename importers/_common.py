@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from importers.base import ImportReport
+from storage.errors import PastchatsError
 from storage.models import Conversation, Message, Role
 from storage.times import RANGE, iso_z, parse_iso, storable
 
@@ -28,7 +29,7 @@ _OPT_OUT_LINE = re.compile(r"^[ \t>#*-]*pastchats:[ \t]*do-not-index[ \t.]*$", r
 RECORD_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 
 
-class Unusable(Exception):
+class Unusable(PastchatsError):
     """This conversation cannot be imported; the message is the reason given in the report."""
 
 

@@ -15,13 +15,15 @@ from typing import IO, Any
 
 import ijson
 
+from storage.errors import PastchatsError
+
 # Far deeper than any real export (a ChatGPT message sits ~8 levels down), far shallower than what
 # would exhaust the stack of anything that later walks the record (pydantic, json.dumps).
 MAX_DEPTH = 200
 _READ = 1 << 16
 
 
-class BrokenJson(Exception):
+class BrokenJson(PastchatsError):
     """The JSON stopped parsing part way; the records before it were yielded."""
 
 

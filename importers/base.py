@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from storage.errors import SourceError
 from storage.models import Conversation
 
-
-class SourceError(Exception):
-    """The whole source cannot be read (missing, unreadable, unknown format). One line, for the user."""
+__all__ = ["AgentLogImporter", "ImportReport", "Importer", "Skip", "SourceError"]
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,10 @@ from pydantic import ValidationError
 from server import wiring
 from server.background import BackgroundSync
 from server.settings import Settings
+from storage.errors import PastchatsError, StoreError
 from tools import conversation_search, read_chat, recent_chats
 from tools.arguments import ArgumentError, check_arguments, explain
+from tools.errors import tool_error
 from tools.instructions import INSTRUCTIONS
 
 if TYPE_CHECKING:
@@ -55,9 +57,7 @@ class WarmLibrary:
             self._library = self._open()
             logger.info("library ready")
         except Exception as exc:
-            from storage.library import StoreError  # deferred: pulls in lancedb (start-up speed)
-
-            if isinstance(exc, StoreError):
+            if isinstance(exc, PastchatsError):
                 logger.error("cannot open the pastchats store: %s", exc)
                 self._error = str(exc)
             else:
@@ -77,9 +77,11 @@ class WarmLibrary:
         if not self._done.is_set():
             await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)
         if self._library is None:
-            raise ToolError(
-                f"The pastchats store could not be opened ({self._error}). Tell the user; "
-                "`pastchats stats` in a terminal shows the problem."
+            raise tool_error(
+                StoreError(
+                    f"The pastchats store could not be opened ({self._error}). Tell the user; "
+                    "`pastchats stats` in a terminal shows the problem."
+                )
             )
         return self._library
 
@@ -102,7 +104,7 @@ class PastchatsServer(MCPServer[Any]):
             try:
                 check_arguments(name, arguments, schema)
             except ArgumentError as exc:
-                raise ToolError(str(exc)) from None
+                raise tool_error(exc) from None
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:

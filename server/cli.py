@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Literal
 import click
 
 from importers import registry
-from importers.base import SourceError
 from server import transports, wiring
 from server.app import build_server
-from server.cli_common import ISO, as_tool, emit, json_option, make_settings, opened
+from server.cli_common import ISO, PastchatsGroup, as_tool, emit, json_option, make_settings, opened
 from server.cli_data import COMMANDS
 from server.importing import import_source, sample_path, summary_text, totals
 from server.settings import Settings
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     from storage.library import Library
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=PastchatsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), help="Store directory [PASTCHATS_HOME].")
 @click.option("--model", help="fastembed embedding model [PASTCHATS_MODEL].")
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
@@ -45,8 +44,6 @@ def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) 
 @click.pass_context
 def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, as_json: bool) -> None:
     """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe."""
-    from storage.library import StoreError  # deferred: pulls in lancedb (start-up speed)
-
     if not paths and not sample:
         raise click.UsageError("pass one or more files or folders to import, or --sample")
     settings = make_settings(ctx)
@@ -55,13 +52,8 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
         if sample:
             sources.append((stack.enter_context(sample_path()), None, "sample chats"))
         library = stack.enter_context(opened(settings))
-        try:
-            exclusions = wiring.exclusions_from(settings)
-            summaries = [
-                import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources
-            ]
-        except (SourceError, StoreError) as exc:
-            raise click.ClickException(str(exc)) from None
+        exclusions = wiring.exclusions_from(settings)
+        summaries = [import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources]
     if as_json:
         records = [dataclasses.asdict(s) for s in summaries]
         click.echo(json.dumps({"sources": records, "total": totals(summaries)}, indent=2))
@@ -175,10 +167,7 @@ def serve(
     """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
     settings = make_settings(ctx, host=host, port=port)
     if transport != "stdio":
-        try:
-            transports.check_binding(settings)
-        except transports.InsecureBinding as exc:
-            raise click.ClickException(str(exc)) from None
+        transports.check_binding(settings)
         path = "/sse" if transport == "sse" else "/mcp"
         click.echo(f"pastchats: serving on http://{settings.host}:{settings.port}{path}", err=True)
     opened_libraries: list[Library] = []

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from server import wiring
 from server.logs import configure_logging
 from server.settings import Settings
+from storage.errors import PastchatsError
 from storage.times import parse_iso
 from tools.errors import guarded
 
@@ -52,14 +53,20 @@ def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
     return settings
 
 
+class PastchatsGroup(click.Group):
+    """The CLI's one translation of an expected failure (and of a tool's error, for the commands that
+    answer as the tools do) into one line on stderr and exit status 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (PastchatsError, ToolError) as exc:
+            raise click.ClickException(str(exc)) from None
+
+
 @contextmanager
 def opened(settings: Settings) -> Iterator[Library]:
-    from storage.library import StoreError  # deferred: pulls in lancedb (start-up speed)
-
-    try:
-        library = wiring.open_library(settings)
-    except StoreError as exc:
-        raise click.ClickException(str(exc)) from None
+    library = wiring.open_library(settings)
     try:
         yield library
     finally:
@@ -67,10 +74,8 @@ def opened(settings: Settings) -> Iterator[Library]:
 
 
 def as_tool(name: str, work: Callable[[], T]) -> T:
-    try:
-        return guarded(name, work)
-    except ToolError as exc:
-        raise click.ClickException(str(exc)) from None
+    """Run a tool body as the MCP server does: its errors read exactly as the model would see them."""
+    return guarded(name, work)
 
 
 def emit(output: BaseModel, text: str, as_json: bool) -> None:

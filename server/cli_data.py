@@ -79,14 +79,10 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
     Sync will not bring them back; `pastchats import FILE` does, deliberately."""
     # deferred: these pull in lancedb (start-up speed)
     from importers.sources.privacy import delete as delete_chats
-    from storage.library import StoreError
 
     settings = make_settings(ctx)
     with opened(settings) as library:
-        try:
-            deleted = delete_chats(library, uris)
-        except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
+        deleted = delete_chats(library, uris)
     missing = [uri for uri in uris if uri not in deleted]
     if as_json:
         click.echo(json.dumps({"deleted": deleted, "not_found": missing}, indent=2))
@@ -114,7 +110,6 @@ def forget(
     # deferred: these pull in lancedb (start-up speed)
     from importers.sources.privacy import delete as delete_chats
     from importers.sources.privacy import matching
-    from storage.library import StoreError
 
     if project is None and source is None and before is None:
         raise click.UsageError("say what to forget: --project, --source and/or --before")
@@ -123,10 +118,7 @@ def forget(
         ids = matching(library, project=project, source=source, before=before)
         if ids and not yes:
             click.confirm(f"Delete {len(ids)} chat(s) from every index and the archive?", abort=True, err=True)
-        try:
-            deleted = delete_chats(library, ids) if ids else []
-        except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
+        deleted = delete_chats(library, ids) if ids else []
     if as_json:
         click.echo(json.dumps({"deleted": deleted}, indent=2))
     else:

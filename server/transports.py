@@ -18,13 +18,14 @@ from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.settings import Settings
+from storage.errors import PastchatsError
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
 logger = logging.getLogger("pastchats.server")
 
 
-class InsecureBinding(Exception):
+class InsecureBinding(PastchatsError):
     """Refusing to listen on a non-loopback interface without a token."""
 
 

@@ -13,14 +13,11 @@ import numpy as np
 import numpy.typing as npt
 
 from storage.defaults import DEFAULT_MODEL
+from storage.errors import EmbedderUnavailable
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
-
-
-class EmbedderUnavailable(Exception):
-    """The embedding model cannot be loaded (not downloaded, no network, broken cache)."""
 
 
 class Embedder(Protocol):

@@ -276,13 +276,9 @@ class Ingestor:
 
     def rebuild_keywords(self) -> None:
         """Recreate the keyword index from the chunks table (it is derived and may be lost or stale)."""
-        titles = dict(self._titles())
+        titles = dict(self.store.titles())
         self.keywords.clear()
         self.keywords.replace([], self.store.chunk_rows(), titles)
-
-    def _titles(self) -> Iterator[tuple[str, str]]:
-        table = self.store.conversations.search().select(["id", "title"]).limit(None).to_arrow()
-        yield from zip(table.column("id").to_pylist(), table.column("title").to_pylist(), strict=True)
 
     def reembed_all(self) -> None:
         """Re-derive everything (the embedding model changed): no vectors from two models are mixed."""

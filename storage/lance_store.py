@@ -429,6 +429,23 @@ class LanceStore:
             counts[cid] = counts.get(cid, 0) + 1
         return counts
 
+    def message_position(self, conversation_id: str, message_id: str) -> int | None:
+        """The 0-based position of a message (by id) in its conversation, or None."""
+        where = f"conversation_id = {sql_string(conversation_id)} AND id = {sql_string(message_id)}"
+        rows = self.messages.search().where(where).select(["position"]).limit(1).to_arrow().to_pylist()
+        return int(rows[0]["position"]) if rows else None
+
+    def titles(self) -> Iterator[tuple[str, str]]:
+        """(conversation id, title) for every stored conversation."""
+        table = self.conversations.search().select(["id", "title"]).limit(None).to_arrow()
+        yield from zip(table.column("id").to_pylist(), table.column("title").to_pylist(), strict=True)
+
+    def is_empty(self) -> bool:
+        return int(self.conversations.count_rows()) == 0
+
+    def chunk_count(self) -> int:
+        return int(self.chunks.count_rows())
+
     def counts(self) -> tuple[int, int, int]:
         return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
 

@@ -19,12 +19,20 @@ from pathlib import Path
 from typing import Literal
 
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
-from storage.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder
-from storage.filters import Filters, sql_in, sql_string
+from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
+from storage.errors import (
+    EmbedderUnavailable,
+    NotFound,
+    StoreBusy,
+    StoreError,
+    UnknownMessage,
+    UnknownProject,
+)
+from storage.filters import Filters, sql_in
 from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import ConversationMeta, LanceStore
-from storage.locks import StoreBusy, WriteLock
+from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.recent import page_by_time, preview, preview_spans
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
@@ -48,28 +56,6 @@ log = logging.getLogger(__name__)
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
 STORE_FORMAT = 2
 EMBED_BATCH = 512  # passages embedded per commit by `embed_pending`: ~10-30 s of model time here
-
-
-class StoreError(Exception):
-    """An expected failure the user can act on (unknown uri, store locked, no model...)."""
-
-
-class NotFound(StoreError):
-    pass
-
-
-class UnknownMessage(StoreError):
-    """read_chat's `around` names no message of the chat; the message says which numbers exist."""
-
-
-class UnknownProject(StoreError):
-    """A project filter that names no project in the store; the message lists the ones there are."""
-
-    def __init__(self, name: str, known: list[str]):
-        listed = ", ".join(repr(p) for p in known[:30]) + (f" and {len(known) - 30} more" if len(known) > 30 else "")
-        hint = f"Known projects: {listed}." if known else "No chat in the store has a project."
-        super().__init__(f"project {name!r} is not a known project. {hint} Pass one of them, or leave project out.")
-        self.known = known
 
 
 @dataclass
@@ -170,7 +156,7 @@ class Library:
                         log.warning("store written by an older pastchats: re-deriving its messages and units")
                         ingestor.rederive_all()
                     self._write_meta()
-                    if self.keywords.doc_count() != self.store.chunks.count_rows():
+                    if self.keywords.doc_count() != self.store.chunk_count():
                         log.warning("keyword index out of step with the store: rebuilding it")
                         ingestor.rebuild_keywords()
                 if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost
@@ -203,14 +189,11 @@ class Library:
         await their embedding (`embed_pending`) before the vector leg finds them.
         """
         ingestor = self._ingestor()
-        try:
-            with self.lock.hold(timeout=wait):
-                ingestor.repair()
-                stats = ingestor.ingest(conversations, progress, embed=embed)
-                self._write_meta()
-                return stats
-        except StoreBusy as exc:
-            raise StoreError(f"{exc}; try again when it has finished") from None
+        with self.lock.hold(timeout=wait):
+            ingestor.repair()
+            stats = ingestor.ingest(conversations, progress, embed=embed)
+            self._write_meta()
+            return stats
 
     def pending_embeddings(self) -> int:
         """How many passages await their embedding.
@@ -241,45 +224,39 @@ class Library:
         total = self.store.pending_count()
         done = 0
         tried: set[str] = set()  # each conversation once per call: a row that cannot be embedded never loops
-        try:
-            while True:
-                with self.lock.hold(timeout=wait):
-                    owners = {cid: n for cid, n in self.store.pending_owners().items() if cid not in tried}
-                    if not owners:
-                        if done:  # fold the new vectors in: searches then need no LanceDB lookups
-                            self.store.build_matrix()
-                        return done
-                    chosen, size = [], 0
-                    for cid, count in owners.items():
-                        chosen.append(cid)
-                        size += count
-                        if size >= batch:
-                            break
-                    tried.update(chosen)
-                    ingestor.embed_some(chosen)
-                    done += size - self.store.pending_count(chosen)
-                    if self.store.matrix_needs_build():  # the change log overflowed: keep vector search fast
+        while True:
+            with self.lock.hold(timeout=wait):
+                owners = {cid: n for cid, n in self.store.pending_owners().items() if cid not in tried}
+                if not owners:
+                    if done:  # fold the new vectors in: searches then need no LanceDB lookups
                         self.store.build_matrix()
-                if progress is not None:
-                    progress(min(done, total), total)
-        except StoreBusy as exc:
-            raise StoreError(f"{exc}; try again when it has finished") from None
+                    return done
+                chosen, size = [], 0
+                for cid, count in owners.items():
+                    chosen.append(cid)
+                    size += count
+                    if size >= batch:
+                        break
+                tried.update(chosen)
+                ingestor.embed_some(chosen)
+                done += size - self.store.pending_count(chosen)
+                if self.store.matrix_needs_build():  # the change log overflowed: keep vector search fast
+                    self.store.build_matrix()
+            if progress is not None:
+                progress(min(done, total), total)
 
     def delete(self, uris: Iterable[str], *, wait: float = -1) -> int:
         """Remove conversations from every index; returns how many existed."""
         ids = list(dict.fromkeys(uris))
-        try:
-            with self.lock.hold(timeout=wait):
-                existing = sorted(self.store.metas(ids))
-                if existing:
-                    self.lock.begin(existing)
-                    self.store.delete(existing)
-                    self.keywords.replace(existing, [], {})
-                    # Only these ids: others in the journal still await a repair.
-                    self.lock.done(existing)
-                return len(existing)
-        except StoreBusy as exc:
-            raise StoreError(f"{exc}; try again when it has finished") from None
+        with self.lock.hold(timeout=wait):
+            existing = sorted(self.store.metas(ids))
+            if existing:
+                self.lock.begin(existing)
+                self.store.delete(existing)
+                self.keywords.replace(existing, [], {})
+                # Only these ids: others in the journal still await a repair.
+                self.lock.done(existing)
+            return len(existing)
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -397,16 +374,9 @@ class Library:
     def _position(self, meta: ConversationMeta, around: str | int) -> int:
         """The 0-based index of the message `around` names: its number as shown (`12`, `"#12"`) or its id."""
         if isinstance(around, str):
-            rows = (
-                self.store.messages.search()
-                .where(f"conversation_id = {sql_string(meta.id)} AND id = {sql_string(around)}")
-                .select(["position"])
-                .limit(1)
-                .to_arrow()
-                .to_pylist()
-            )
-            if rows:
-                return int(rows[0]["position"])
+            position = self.store.message_position(meta.id, around)
+            if position is not None:
+                return position
             digits = around.strip().lstrip("#")
             if not digits.isdigit():
                 raise UnknownMessage(
@@ -454,7 +424,7 @@ class Library:
         )
 
     def is_empty(self) -> bool:
-        return int(self.store.conversations.count_rows()) == 0
+        return self.store.is_empty()
 
     def close(self) -> None:
         """Nothing to flush (every write commits); kept so callers can treat the library as a resource."""

@@ -15,9 +15,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-
-class StoreBusy(Exception):
-    """Another process is writing to this store."""
+from storage.errors import StoreBusy
 
 
 class WriteLock:
@@ -31,7 +29,7 @@ class WriteLock:
         try:
             self._lock.acquire(timeout=timeout)
         except Timeout:
-            raise StoreBusy("another pastchats process is writing to this store") from None
+            raise StoreBusy from None
         try:
             yield
         finally:

@@ -148,3 +148,41 @@ def test_the_checks_catch_an_upward_import_a_server_import_and_a_cycle(tmp_path:
         "storage.store:2 imports importers.parser (storage must not import importers)",
     ]
     assert cycles(graph) == [["importers.helper", "importers.parser"]]
+
+
+def parsed_modules(root: Path) -> Iterator[tuple[str, ast.Module]]:
+    for module, path in source_modules(root).items():
+        yield module, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+TABLES = {"conversations", "messages", "chunks"}
+
+
+def test_only_the_lance_store_touches_its_tables() -> None:
+    """`Library` is the facade and `LanceStore` owns the tables: nobody else holds a raw table handle."""
+    reaching = [
+        f"{module}:{node.lineno} uses store.{node.attr}"
+        for module, tree in parsed_modules(REPO_ROOT)
+        if module != "storage.lance_store"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr in TABLES
+        and (
+            (isinstance(node.value, ast.Attribute) and node.value.attr == "store")
+            or (isinstance(node.value, ast.Name) and node.value.id == "store")
+        )
+    ]
+    assert reaching == []
+
+
+def test_every_exception_of_ours_descends_from_pastchats_error() -> None:
+    """One root, so each surface (tools, CLI) translates expected failures in one place."""
+    straight = [
+        f"{module}:{node.lineno} {node.name}"
+        for module, tree in parsed_modules(REPO_ROOT)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(isinstance(base, ast.Name) and base.id in {"Exception", "BaseException"} for base in node.bases)
+        and node.name != "PastchatsError"
+    ]
+    assert straight == []

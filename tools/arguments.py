@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from storage.errors import PastchatsError
+
 EXAMPLES = {
     "query": "'nginx reverse proxy'",
     "uri": "'claude:8f1c…' (as a result shows it)",
@@ -22,7 +24,7 @@ EXAMPLES = {
 DATE_TIME_EXAMPLE = "2025-05-01T00:00:00Z"
 
 
-class ArgumentError(Exception):
+class ArgumentError(PastchatsError):
     """Arguments that do not fit a tool's input schema; the message is what the model reads."""
 
 

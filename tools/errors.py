@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from storage.errors import NotFound, PastchatsError
+
 if TYPE_CHECKING:
     from storage.library import Library
 
@@ -27,20 +29,21 @@ EMPTY_STORE = (
 INTERNAL = "Internal error in pastchats; details are in the server log. Try again, or tell the user."
 
 
-def guarded(tool: str, work: Callable[[], T]) -> T:
-    """Run a tool body, turning storage errors into actionable `ToolError`s and hiding crashes."""
-    # Imported here, not at the top: storage.library pulls in lancedb (~1.5 s), which must not delay
-    # the server's answer to `initialize`.
-    from storage.library import NotFound, StoreError
+def tool_error(exc: PastchatsError) -> ToolError:
+    """The one translation of an expected failure into what the model reads."""
+    if isinstance(exc, NotFound):
+        return ToolError(f"{exc}. Use a uri exactly as a conversation_search or recent_chats result gives it.")
+    return ToolError(str(exc))
 
+
+def guarded(tool: str, work: Callable[[], T]) -> T:
+    """Run a tool body, turning expected failures into actionable `ToolError`s and hiding crashes."""
     try:
         return work()
     except ToolError:
         raise
-    except NotFound as exc:
-        raise ToolError(f"{exc}. Use a uri exactly as a conversation_search or recent_chats result gives it.") from None
-    except StoreError as exc:
-        raise ToolError(str(exc)) from None
+    except PastchatsError as exc:
+        raise tool_error(exc) from None
     except Exception:
         logger.exception("%s failed", tool)
         raise ToolError(INTERNAL) from None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -26,8 +25,7 @@ from importers.base import ImportReport
 from importers.sources.archive import Archive
 from importers.sources.sync_state import SyncState
 from storage.filters import Filters
-from storage.library import Library, StoreError
-from storage.locks import StoreBusy
+from storage.library import Library
 from storage.models import Conversation, content_hash
 
 EXCLUDED = "excluded by settings"
@@ -75,16 +73,6 @@ class Exclusions(BaseModel):
                 yield conversation
 
 
-@contextmanager
-def write_lock(library: Library, wait: float = -1) -> Iterator[None]:
-    """The store's write lock (re-entrant in one thread), "busy" raised as the StoreError callers report."""
-    try:
-        with library.lock.hold(timeout=wait):
-            yield
-    except StoreBusy as exc:
-        raise StoreError(f"{exc}; try again when it has finished") from None
-
-
 def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[str]:
     """Remove conversations from every index and from the archive; returns the ids that existed.
 
@@ -92,7 +80,7 @@ def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[s
     holds many). Every deleted id is remembered as forgotten, so sync never imports it again.
     """
     ids = list(dict.fromkeys(uris))
-    with write_lock(library, wait):
+    with library.lock.hold(timeout=wait):
         existing = sorted(library.store.metas(ids))
         library.delete(existing, wait=wait)
         state = SyncState.load(library.home)
@@ -138,7 +126,7 @@ def forget(
 def unforget(library: Library, ids: Iterable[str], *, wait: float = -1) -> None:
     """Let sync import these ids again (after the user imported them deliberately)."""
     wanted = list(ids)
-    with write_lock(library, wait):
+    with library.lock.hold(timeout=wait):
         state = SyncState.load(library.home)
         if set(wanted).intersection(state.forgotten):
             state.unforget(wanted)

@@ -31,10 +31,11 @@ from importers import registry
 from importers.base import Skip, SourceError
 from importers.sources.archive import Archive
 from importers.sources.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
-from importers.sources.privacy import EXCLUDED, Exclusions, write_lock
+from importers.sources.privacy import EXCLUDED, Exclusions
 from importers.sources.report import Change, SyncReport
 from importers.sources.sync_state import FileMark, SyncState, tail_hash
-from storage.library import IngestProgress, Library, StoreError
+from storage.errors import StoreError
+from storage.library import IngestProgress, Library
 from storage.models import Conversation
 
 __all__ = ["SyncReport", "Syncer"]
@@ -91,7 +92,7 @@ class Syncer:
         Safe to call from a background thread."""
         report = SyncReport()
         try:
-            with write_lock(self.library, wait=0):
+            with self.library.lock.hold(timeout=0):
                 self._sync(report, progress)
         except StoreError as exc:
             report.not_run = str(exc)

@@ -23,10 +23,11 @@ from importers import registry
 from importers.base import Skip, SourceError
 from importers.sources.archive import Archive
 from importers.sources.discovery import AGENT_FORMATS
-from importers.sources.privacy import EXCLUDED, Exclusions, write_lock
+from importers.sources.privacy import EXCLUDED, Exclusions
 from importers.sources.report import Outcome, listed, noted
 from importers.sources.sync_state import SyncState
-from storage.library import IngestProgress, Library, StoreError
+from storage.errors import StoreError
+from storage.library import IngestProgress, Library
 from storage.models import Conversation
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class Reindexer:
     def run(self, progress: Callable[[IngestProgress], None] | None = None, wait: float = -1) -> ReindexReport:
         report = ReindexReport(files_failed=[])
         try:
-            with write_lock(self.library, wait=wait):
+            with self.library.lock.hold(timeout=wait):
                 forgotten = set(SyncState.load(self.library.home).forgotten)
                 files = [f for f in archived_files(self.library.home) if not self._excluded_file(f)]
                 stats = self.library.import_conversations(

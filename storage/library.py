@@ -25,6 +25,7 @@ from storage.errors import (
     NotFound,
     StoreBusy,
     StoreError,
+    StoreTooNew,
     UnknownMessage,
     UnknownProject,
 )
@@ -56,6 +57,26 @@ log = logging.getLogger(__name__)
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
 STORE_FORMAT = 2
 EMBED_BATCH = 512  # passages embedded per commit by `embed_pending`: ~10-30 s of model time here
+
+
+def read_meta(home: Path) -> dict[str, object]:
+    """`store.json`: the store's format version and which embedding model its vectors come from."""
+    try:
+        data = json.loads((home / "store.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def refuse_newer(home: Path) -> None:
+    """Stop before anything touches a store written by a newer pastchats: this one would misread it."""
+    found = read_meta(home).get("format")
+    if isinstance(found, int) and found > STORE_FORMAT:
+        raise StoreTooNew(
+            f"the store in {home} was written by a newer pastchats (store format {found}; this one reads "
+            f"formats up to {STORE_FORMAT}). Upgrade pastchats (`uv tool upgrade pastchats-mcp` or "
+            "`pipx upgrade pastchats-mcp`), or use another store with --home or PASTCHATS_HOME."
+        )
 
 
 @dataclass
@@ -109,6 +130,7 @@ class Library:
         """
         home = home.expanduser()
         home.mkdir(parents=True, exist_ok=True)
+        refuse_newer(home)
         error = None
         if embedder is None:
             try:
@@ -123,11 +145,12 @@ class Library:
     # ---- housekeeping ------------------------------------------------------------------------
 
     def _stored_meta(self) -> dict[str, object]:
-        try:
-            data = json.loads((self.home / "store.json").read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_meta(self.home)
+
+    def _older_format(self) -> int | None:
+        """The stored format when it is older than this pastchats' (None when current or unrecorded)."""
+        found = self._stored_meta().get("format")
+        return found if isinstance(found, int) and found < STORE_FORMAT else None
 
     def _write_meta(self) -> None:
         if self.embedder is not None:
@@ -152,8 +175,15 @@ class Library:
                         log.warning("embedding model changed to %s: re-embedding", self.embedder.model_name)
                         ingestor.reembed_all()
                     self._repair(ingestor)
-                    if self._stored_meta().get("format", STORE_FORMAT) != STORE_FORMAT:
-                        log.warning("store written by an older pastchats: re-deriving its messages and units")
+                    older = self._older_format()
+                    if older is not None:
+                        log.warning(
+                            "migrating the store in %s from format %d to %d: rebuilding its messages and "
+                            "search units from the conversations table (once; no chat is lost)",
+                            self.home,
+                            older,
+                            STORE_FORMAT,
+                        )
                         ingestor.rederive_all()
                     self._write_meta()
                     if self.keywords.doc_count() != self.store.chunk_count():

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+from storage.embedder import HashEmbedder
+from storage.library import STORE_FORMAT, Library
 from storage.models import Conversation, Message
 
 BASE = datetime(2025, 1, 1, tzinfo=UTC)
@@ -33,3 +37,28 @@ def conversation(
         project=project,
         messages=messages,
     )
+
+
+CHATS_FOR_FORMAT = [
+    conversation("nginx", ["How do I put nginx in front of Jellyfin?", "Use proxy_pass to port 8096."]),
+    conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."], day=1),
+]
+
+
+def stored_format(home: Path) -> object:
+    return json.loads((home / "store.json").read_text(encoding="utf-8")).get("format")
+
+
+def set_format(home: Path, version: int) -> None:
+    meta = json.loads((home / "store.json").read_text(encoding="utf-8"))
+    (home / "store.json").write_text(json.dumps(meta | {"format": version}), encoding="utf-8")
+
+
+def older_store(home: Path) -> None:
+    """A store as an older pastchats left it: conversations kept, search units not in today's shape
+    (emptied here, so only a rebuild from the conversations table can make them searchable again)."""
+    library = Library.open(home, embedder=HashEmbedder())
+    library.import_conversations(CHATS_FOR_FORMAT)
+    library.store.reset_chunks(HashEmbedder().dim)
+    library.close()
+    set_format(home, STORE_FORMAT - 1)

@@ -78,27 +78,45 @@ def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[s
 
     An archive copy is removed once no remaining conversation was imported from it (a Cursor database
     holds many). Every deleted id is remembered as forgotten, so sync never imports it again.
+
+    Crash-atomic: one write of the sync state both forgets the ids and names them as still to remove,
+    before any row goes. Killed before that write, nothing has changed; after it, the chats are never
+    synced again and the next delete, sync or import finishes removing them (`finish_deletes`).
     """
     ids = list(dict.fromkeys(uris))
     with library.lock.hold(timeout=wait):
-        existing = sorted(library.store.metas(ids))
-        library.delete(existing, wait=wait)
         state = SyncState.load(library.home)
+        finish_deletes(library, state)
+        existing = sorted(library.store.metas(ids))
         archived = state.archive_index()
         found = sorted(set(existing) | {cid for cid in ids if cid in archived})
         if not found:
             return []
-        archive = Archive(library.home)
-        gone = set(found)
-        for mark in state.files.values():
-            if gone.intersection(mark.conversations):
-                mark.conversations = [cid for cid in mark.conversations if cid not in gone]
-                if mark.archive and not mark.conversations:
-                    archive.remove(mark.archive)
-                    mark.archive = None
         state.forget(found)
+        state.deleting = sorted(set(state.deleting) | set(found))
         state.save(library.home)
+        finish_deletes(library, state)
         return found
+
+
+def finish_deletes(library: Library, state: SyncState) -> None:
+    """Remove what a committed delete named (rows first, then archive copies), then clear the list.
+
+    Callers hold the write lock. Safe to repeat: every step is idempotent.
+    """
+    if not state.deleting:
+        return
+    gone = set(state.deleting)
+    library.delete(sorted(gone))
+    archive = Archive(library.home)
+    for mark in state.files.values():
+        if gone.intersection(mark.conversations):
+            mark.conversations = [cid for cid in mark.conversations if cid not in gone]
+            if mark.archive and not mark.conversations:
+                archive.remove(mark.archive)
+                mark.archive = None
+    state.deleting = []
+    state.save(library.home)
 
 
 def matching(

@@ -31,7 +31,7 @@ from importers import registry
 from importers.base import Skip, SourceError
 from importers.sources.archive import Archive
 from importers.sources.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
-from importers.sources.privacy import EXCLUDED, Exclusions
+from importers.sources.privacy import EXCLUDED, Exclusions, finish_deletes
 from importers.sources.report import Change, SyncReport
 from importers.sources.sync_state import FileMark, SyncState, tail_hash
 from storage.errors import StoreError
@@ -100,6 +100,7 @@ class Syncer:
 
     def _sync(self, report: SyncReport, progress: Callable[[IngestProgress], None] | None) -> None:
         state = SyncState.load(self.library.home)
+        finish_deletes(self.library, state)  # a delete killed part way: before anything is read again
         reparse = state.exclusions != self.exclusions.fingerprint()
         sources, problems = self.discover()
         report.files_failed += problems

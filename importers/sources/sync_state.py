@@ -60,6 +60,11 @@ class SyncState(BaseModel):
     exclusions: str = ""
     files: dict[str, FileMark] = Field(default_factory=dict)
     forgotten: list[str] = Field(default_factory=list)
+    deleting: list[str] = Field(
+        default_factory=list,
+        description="Ids a delete has committed to (already forgotten) whose rows and archive copies may "
+        "still be there: whoever next holds the write lock finishes removing them.",
+    )
 
     @classmethod
     def load(cls, home: Path) -> SyncState:
@@ -98,3 +103,4 @@ class SyncState(BaseModel):
     def unforget(self, ids: list[str]) -> None:
         dropped = set(ids)
         self.forgotten = [cid for cid in self.forgotten if cid not in dropped]
+        self.deleting = [cid for cid in self.deleting if cid not in dropped]

@@ -1,82 +1,192 @@
-"""Retrieval variants on LoCoMo, each a change of one knob, on stores kept between runs.
+"""Retrieval variants on LoCoMo and LongMemEval_S (user turns), on stores kept between runs.
 
     FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/variants.py \\
-        --context 30 --k 10 --chat-boost 0.6 --chat-units 1 [--vector-weight 1.0] [--modes hybrid]
+        [--bench locomo|lme] [--context 30] [--windows 3 --stride 2] [--chat-doc] \\
+        [--k 10 --chat-boost 0.6 --window-weight 0.5 --chat-doc-weight 0.3] \\
+        [--fusions "window_weight=0.5;window_weight=1,chat_boost=0.3"] [--modes hybrid]
 
-Embedding knobs (`--context`, `--no-speaker`, `--title`) change what is embedded, so each combination
-gets its own stores under `bench/.cache/variants/` (built once; vectors come from the embedding cache).
-Ranking knobs (`--k`, `--vector-weight`, `--chat-boost`, `--chat-units`, `--neighbour`) only change the
-search: they make the `Fusion` passed to `search_units`. Scores with the harness's own loaders and metrics;
-`python -m bench.quality` remains the record of the shipped configuration.
+Embedding knobs (`--context`, `--no-speaker`, `--title`, `--windows`, `--stride`, `--chat-doc`) change
+what is stored, so each combination gets its own stores under `bench/.cache/variants/` (built once;
+vectors come from the embedding cache). Ranking knobs only change the `Fusion` passed to `search_units`;
+`--fusions` measures several on the same stores in one run (each `;`-separated item overrides fields of
+the one the flags give; `shipped` and `plain` name `storage.search.SHIPPED` and `PLAIN_RRF`). Scores with
+the harness's own loaders and metrics; `python -m bench.quality` remains the record of the shipped
+configuration.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import fields, replace
 from pathlib import Path
+from statistics import median
+from time import perf_counter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.embed_cache import CachingEmbedder
-from bench.quality.locomo import load_locomo
-from bench.quality.metrics import expand_units
+from bench.quality.locomo import CATEGORIES, load_locomo
+from bench.quality.longmemeval import load_longmemeval
+from bench.quality.metrics import expand_units, turn_recall
 from bench.quality.run_locomo import score_question
+from bench.quality.run_longmemeval import score_question as score_lme
 from storage.chunking import ChunkOptions
-from storage.embedder import FastEmbedder
+from storage.embedder import FastEmbedder, Vectors
 from storage.library import Library
-from storage.search import SHIPPED, Fusion
+from storage.models import Conversation
+from storage.search import PLAIN_RRF, SHIPPED, Fusion
 
 ROOT = Path(__file__).resolve().parents[1]
-METRICS = ("recall@5", "recall@10", "recall@25", "recall@50", "session_recall@5")
+LOCOMO_METRICS = ("recall@5", "recall@10", "recall@25", "recall@50", "session_recall@5")
+LME_METRICS = ("recall_any@5", "recall_all@5", "ndcg_any@5", "recall_all@10", "ndcg_any@10")
+
+
+class QueryMemo(CachingEmbedder):
+    """Embeds each question once however many fusions ask it: the variants differ only in ranking, and
+    on a loaded machine the query embedding is most of a search. (Latency here excludes it.)"""
+
+    memo: dict[str, Vectors]
+
+    def embed_query(self, text: str) -> Vectors:
+        if not hasattr(self, "memo"):
+            self.memo = {}
+        if text not in self.memo:
+            self.memo[text] = super().embed_query(text)
+        return self.memo[text]
+
+
+def fusion_variants(base: Fusion, spec: str | None) -> list[tuple[str, Fusion]]:
+    if not spec:
+        return [("flags", base)]
+    kinds = {f.name: f.type for f in fields(Fusion)}
+    out = []
+    for item in spec.split(";"):
+        item = item.strip()
+        if item in ("shipped", "plain"):
+            out.append((item, SHIPPED if item == "shipped" else PLAIN_RRF))
+            continue
+        changes: dict[str, float | int] = {}
+        for pair in filter(None, item.split(",")):
+            key, value = pair.split("=")
+            changes[key.strip()] = int(value) if kinds[key.strip()] in (int, "int") else float(value)
+        out.append((item, replace(base, **changes)))  # type: ignore[arg-type]  # fields checked above
+    return out
+
+
+def open_store(home: Path, embedder: QueryMemo, options: ChunkOptions, chats: list[Conversation]) -> Library:
+    library = Library.open(home, embedder=embedder, chunk_options=options)
+    if library.is_empty():
+        library.import_conversations(chats)
+    return library
+
+
+def ranked(library: Library, question: str, mode: str, fusion: Fusion, times: list[float]) -> list[tuple[str, str]]:
+    start = perf_counter()
+    units = library.search_units(question, limit=100, mode=mode, fusion=fusion)  # type: ignore[arg-type]
+    times.append(perf_counter() - start)
+    return expand_units([[(u.conversation_id, m) for m in u.message_ids] for u in units])
+
+
+def run_locomo(args: argparse.Namespace, store: Callable[[str, list[Conversation]], Library]) -> None:
+    samples = [(s, store(s.sample_id, s.conversations)) for s in load_locomo(args.data / "locomo" / "locomo_dev.json")]
+    for mode in args.modes.split(","):
+        for name, fusion in fusion_variants(args.fusion, args.fusions):
+            rows: list[tuple[int, dict[str, float]]] = []
+            times: list[float] = []
+            for sample, library in samples:
+                for q in sample.questions:
+                    turns = [m for _, m in ranked(library, q.question, mode, fusion, times)]
+                    rows.append((q.category, score_question(turns, q.evidence)))
+            scores = {m: round(100 * sum(r[m] for _, r in rows) / len(rows), 1) for m in LOCOMO_METRICS}
+            by_cat: dict[int, list[float]] = defaultdict(list)
+            for category, r in rows:
+                by_cat[category].append(r["recall@10"])
+            cats = {CATEGORIES[c]: round(100 * sum(v) / len(v), 1) for c, v in sorted(by_cat.items())}
+            print(f"{args.tag} [{name}] {mode}: {scores} R@10 by category {cats} median {1000 * median(times):.1f} ms")
+
+
+def run_lme(args: argparse.Namespace, store: Callable[[str, list[Conversation]], Library]) -> None:
+    questions = load_longmemeval(args.data / "longmemeval" / "longmemeval_s_dev.json", None, args.lme_per_type)
+    prepared = []
+    for q in questions:
+        haystack = q.haystack("user")
+        prepared.append((q, haystack, store(q.question_id, haystack.conversations)))
+    for mode in args.modes.split(","):
+        for name, fusion in fusion_variants(args.fusion, args.fusions):
+            strict: list[dict[str, float]] = []
+            turns10: list[float] = []
+            times: list[float] = []
+            for q, haystack, library in prepared:
+                turns = ranked(library, q.question, mode, fusion, times)
+                if q.strict and not q.abstention:
+                    sessions = list(dict.fromkeys(haystack.session_of[cid] for cid, _ in turns))
+                    strict.append(score_lme(sessions, q.gold_sessions))
+                if haystack.answer_turns and not q.abstention:
+                    turns10.append(turn_recall(turns, haystack.answer_turns, 10))
+            scores = {m: round(sum(r[m] for r in strict) / len(strict), 3) for m in LME_METRICS}
+            turn10 = round(sum(turns10) / len(turns10), 3)
+            print(
+                f"{args.tag} lme-user [{name}] {mode}: strict n={len(strict)} {scores} turn R@10 {turn10} "
+                f"median {1000 * median(times):.1f} ms"
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "bench")
+    parser.add_argument("--bench", choices=["locomo", "lme"], default="locomo")
+    parser.add_argument("--lme-per-type", type=int)
     parser.add_argument("--context", type=int, default=ChunkOptions().previous_words)
     parser.add_argument("--no-speaker", action="store_true")
     parser.add_argument("--title", action="store_true")
+    parser.add_argument("--windows", type=int, default=ChunkOptions().window_size)
+    parser.add_argument("--stride", type=int, default=ChunkOptions().window_stride)
+    parser.add_argument("--chat-doc", action="store_true", default=ChunkOptions().chat_document)
     parser.add_argument("--k", type=int, default=SHIPPED.k)
     parser.add_argument("--vector-weight", type=float, default=SHIPPED.vector_weight)
     parser.add_argument("--chat-boost", type=float, default=SHIPPED.chat_boost)
     parser.add_argument("--chat-units", type=int, default=SHIPPED.chat_units)
     parser.add_argument("--neighbour", type=float, default=SHIPPED.neighbour_share)
+    parser.add_argument("--window-weight", type=float, default=SHIPPED.window_weight)
+    parser.add_argument("--chat-doc-weight", type=float, default=SHIPPED.chat_doc_weight)
+    parser.add_argument("--fusions", help="several fusions on the same stores, ';'-separated field=value lists")
     parser.add_argument("--modes", default="hybrid")
     args = parser.parse_args()
 
-    options = ChunkOptions(title=args.title, previous_words=args.context, speaker=not args.no_speaker)
-    fusion = Fusion(
+    options = ChunkOptions(
+        title=args.title,
+        previous_words=args.context,
+        speaker=not args.no_speaker,
+        window_size=args.windows,
+        window_stride=args.stride,
+        chat_document=args.chat_doc,
+    )
+    args.fusion = replace(
+        SHIPPED,
         k=args.k,
         vector_weight=args.vector_weight,
         chat_boost=args.chat_boost,
         chat_units=args.chat_units,
         neighbour_share=args.neighbour,
+        window_weight=args.window_weight,
+        chat_doc_weight=args.chat_doc_weight,
     )
-
-    embedder = CachingEmbedder(FastEmbedder())
-    tag = (
+    args.tag = (
         f"ctx{options.previous_words}-{'spk' if options.speaker else 'nospk'}-{'title' if options.title else 'notitle'}"
+        + (f"-win{options.window_size}s{options.window_stride}" if options.window_size > 1 else "")
+        + ("-chatdoc" if options.chat_document else "")
     )
-    libraries = []
-    for sample in load_locomo(args.data / "locomo" / "locomo_dev.json"):
-        home = ROOT / "bench" / ".cache" / "variants" / tag / sample.sample_id
-        library = Library.open(home, embedder=embedder, chunk_options=options)
-        if library.is_empty():
-            library.import_conversations(sample.conversations)
-        libraries.append((sample, library))
-    for mode in args.modes.split(","):
-        rows = []
-        for sample, library in libraries:
-            for question in sample.questions:
-                units = library.search_units(question.question, limit=100, mode=mode, fusion=fusion)
-                turns = list(dict.fromkeys(expand_units(u.message_ids for u in units)))
-                rows.append(score_question(turns, question.evidence))
-        scores = {m: round(100 * sum(r[m] for r in rows) / len(rows), 1) for m in METRICS}
-        print(
-            f"{tag} k={args.k} vw={args.vector_weight} chat={args.chat_boost}x{args.chat_units} "
-            f"neighbour={args.neighbour} {mode}: {scores}"
-        )
+    embedder = QueryMemo(FastEmbedder())
+    base = ROOT / "bench" / ".cache" / "variants" / args.tag
+
+    def store(name: str, chats: list[Conversation]) -> Library:
+        return open_store(base / ("lme-user" if args.bench == "lme" else "") / name, embedder, options, chats)
+
+    (run_lme if args.bench == "lme" else run_locomo)(args, store)
+    print(f"embedded {embedder.misses} new texts, {embedder.hits} from the cache", file=sys.stderr)
 
 
 if __name__ == "__main__":

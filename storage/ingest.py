@@ -196,6 +196,7 @@ class Ingestor:
             {
                 "id": ch.id,
                 "conversation_id": ch.conversation_id,
+                "kind": ch.kind,
                 "first_index": ch.first_index,
                 "last_index": ch.last_index,
                 "message_ids": list(ch.message_ids),

@@ -17,8 +17,9 @@ from storage.filters import Filters
 from storage.lance_store import UnitHit
 from storage.query import AnalysedQuery
 from storage.times import naive_utc
+from storage.units import MESSAGE
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: a `kind` field (message, window, chat)
 TITLE_BOOST = 0.5
 PHRASE_BOOST = 1.5
 BIGRAM_BOOST = 0.5  # adjacent query words found near each other ("state lock") count extra
@@ -31,6 +32,7 @@ def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("chunk_id", stored=True, tokenizer_name="raw")
     builder.add_text_field("conversation_id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("kind", tokenizer_name="raw")
     builder.add_text_field("text", tokenizer_name="en_stem")
     builder.add_bytes_field("stored_text", stored=True)  # not indexed: read back only
     builder.add_text_field("title", tokenizer_name="en_stem")
@@ -78,7 +80,8 @@ class KeywordIndex:
         searcher = self._searcher()
         return int(searcher.num_docs), {term: int(searcher.doc_freq("text", term)) for term in terms}
 
-    def search(self, query: AnalysedQuery, limit: int, filters: Filters) -> list[UnitHit]:
+    def search(self, query: AnalysedQuery, limit: int, filters: Filters, kind: str = MESSAGE) -> list[UnitHit]:
+        """The best units of one kind (messages, windows or chat documents: `storage.units`)."""
         if not query.terms:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
@@ -94,7 +97,7 @@ class KeywordIndex:
             should.append(
                 (Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST))
             )
-        return self._run(Q.boolean_query(should), limit, filters)
+        return self._run(Q.boolean_query(should), limit, filters, kind)
 
     def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters) -> list[UnitHit]:
         """Only the chunks that contain one of the query's identifiers word for word."""
@@ -102,11 +105,12 @@ class KeywordIndex:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
-        return self._run(Q.boolean_query(phrases), limit, filters)
+        return self._run(Q.boolean_query(phrases), limit, filters, MESSAGE)
 
-    def _run(self, query: Any, limit: int, filters: Filters) -> list[UnitHit]:
+    def _run(self, query: Any, limit: int, filters: Filters, kind: str) -> list[UnitHit]:
         Occur = tantivy.Occur
         clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
+        clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)))
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self._searcher()
         hits = searcher.search(tantivy.Query.boolean_query(clauses), limit).hits
@@ -172,6 +176,7 @@ class KeywordIndex:
         fields: dict[str, Any] = {
             "chunk_id": row["id"],
             "conversation_id": row["conversation_id"],
+            "kind": row.get("kind") or MESSAGE,
             "text": row["text"],
             "title": title,
             "source": row["source"],

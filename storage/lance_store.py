@@ -359,7 +359,7 @@ class LanceStore:
         return found
 
     def chunk_rows(self, where: str | None = None) -> Iterator[dict[str, Any]]:
-        columns = ["id", "conversation_id", "first_index", "last_index", "message_ids", "text"]
+        columns = ["id", "conversation_id", "kind", "first_index", "last_index", "message_ids", "text"]
         columns += ["source", "project", "updated_at", "at"]
         query = self.chunks.search().select(columns).limit(None)
         if where:

@@ -1,0 +1,65 @@
+"""Coarse retrieval units: exchange windows and chat documents, searched but never shown."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from storage.chunking import ChunkOptions, chunk_conversation
+from storage.embedder import HashEmbedder
+from storage.library import Library
+from storage.search import SHIPPED
+from storage.units import CHAT, MESSAGE, WINDOW, chat_document, key_terms, kind_of, windows
+from tests.storage.helpers import conversation
+
+QUEUE = conversation(
+    "queue",
+    [
+        "We need a job queue for the thumbnail workers. Redis or RabbitMQ?",
+        "RabbitMQ gives you acknowledgements and dead-letter exchanges out of the box.",
+        "Fine, and why not Redis streams?",
+        "Redis streams work too, but consumer groups need more care when a worker dies.",
+        "Then we go with RabbitMQ for the thumbnail queue.",
+    ],
+    title="Thumbnail job queue",
+)
+UNITS = ChunkOptions(window_size=3, window_stride=2, chat_document=True)
+
+
+def test_windows_of_three_every_two_messages_cover_every_pair_of_neighbours() -> None:
+    spans = [(w.first_index, w.last_index) for w in windows(QUEUE, 3, 2)]
+    assert spans == [(0, 2), (2, 4)]
+    first = next(windows(QUEUE, 3, 2))
+    assert first.message_ids == ("queue-m0", "queue-m1", "queue-m2")
+    assert first.text.splitlines()[1].startswith("Assistant: RabbitMQ gives you")
+
+
+def test_the_chat_document_holds_the_title_the_users_messages_and_repeated_terms() -> None:
+    document = chat_document(QUEUE)
+    assert document is not None and document.kind == CHAT
+    assert document.text.startswith("Thumbnail job queue\nWe need a job queue")
+    assert "consumer groups" not in document.text.split("\n")[1:-1]  # assistant text only as key terms
+    assert {"rabbitmq", "redis", "thumbnail"} <= set(key_terms(QUEUE))
+    assert document.message_ids == tuple(m.id for m in QUEUE.messages)
+
+
+def test_unit_kinds_are_told_apart_by_their_chunk_ids() -> None:
+    chunks = chunk_conversation(QUEUE, "model", UNITS)
+    assert {kind_of(c.id): c.kind for c in chunks} == {MESSAGE: MESSAGE, WINDOW: WINDOW, CHAT: CHAT}
+    assert sum(c.kind == MESSAGE for c in chunks) == len(QUEUE.messages)
+    assert not [c for c in chunk_conversation(QUEUE, "model", ChunkOptions(window_size=0)) if c.kind != MESSAGE]
+
+
+def test_search_over_coarse_units_shows_and_ranks_messages_only(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder(), chunk_options=UNITS)
+    other = conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."])
+    library.import_conversations([QUEUE, other])
+    assert library.keywords.doc_count() == library.stats().chunks == 5 + 2 + 1 + 2 + 1 + 1
+    fusion = replace(SHIPPED, window_weight=1.0, chat_doc_weight=0.5)
+    units = library.search_units("why RabbitMQ over Redis for the thumbnail queue", fusion=fusion)
+    assert units and all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
+    assert units[0].conversation_id == "queue"
+    result = library.search("why RabbitMQ over Redis for the thumbnail queue", max_results=2, fusion=fusion)
+    assert result.chats[0].uri == "queue"
+    shown = [m.text for match in result.chats[0].matches for m in match.messages]
+    assert shown and all(text in {m.text for m in QUEUE.messages} for text in shown)

@@ -55,8 +55,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
-# 3: exchange windows beside the messages (`storage.units`); stored vectors are reused.
-STORE_FORMAT = 3
+STORE_FORMAT = 2
 EMBED_BATCH = 512  # passages embedded per commit by `embed_pending`: ~10-30 s of model time here
 
 

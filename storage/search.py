@@ -21,8 +21,8 @@ from storage.units import CHAT, MESSAGE, WINDOW, kind_of, message_chunk_id
 log = logging.getLogger(__name__)
 
 LEG_DEPTH = 100  # candidates each leg contributes to the fusion
-# The vector leg ranks every kind of unit at once; it reads this many times deeper so that each kind
-# still gets about LEG_DEPTH candidates when the store holds windows and chat documents.
+# The vector leg ranks every kind of unit at once; when the fusion uses windows or chat documents it
+# reads this many times deeper, so that each kind still gets about LEG_DEPTH candidates.
 VECTOR_OVERFETCH = 3
 
 
@@ -51,9 +51,10 @@ class Fusion:
     # proportion below: hits on common words alone no longer bury a strong semantic match. 0 = off.
     keyword_coverage: float = 0.6
     # Coarse units (`storage.units`): each message gains this share of the fused score of the best
-    # exchange window holding it, and of its chat's document. 0 = that leg is not searched. Windows:
-    # LoCoMo R@5 64.5 -> 68.0, R@10 75.2 -> 77.8; chat documents gained nothing that lasted (not stored).
-    window_weight: float = 0.5
+    # exchange window holding it, and of its chat's document. 0 = that leg is not searched. Windows at
+    # 0.5: LoCoMo R@5 64.5 -> 68.0, R@10 75.2 -> 77.8; chat documents: +0.5 at 0.3, -5 at 1.0. Both off
+    # until the stores hold them by default (`ChunkOptions`).
+    window_weight: float = 0.0
     chat_doc_weight: float = 0.0
 
 
@@ -184,7 +185,8 @@ class SearchEngine:
         if mode in ("hybrid", "vector") and self.embedder is not None:
             vector = self.embedder.embed_query(analysed.text)
             by_kind: dict[str, list[UnitHit]] = {MESSAGE: [], WINDOW: [], CHAT: []}
-            for hit in self.store.vector_search(vector, depth * VECTOR_OVERFETCH, filters):
+            reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
+            for hit in self.store.vector_search(vector, reach, filters):
                 by_kind[kind_of(hit.chunk_id)].append(hit)
             hits = by_kind[MESSAGE][:depth]
             for hit in hits:

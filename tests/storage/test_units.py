@@ -36,7 +36,8 @@ def test_windows_of_three_every_two_messages_cover_every_pair_of_neighbours() ->
 
 def test_the_chat_document_holds_the_title_the_users_messages_and_repeated_terms() -> None:
     document = chat_document(QUEUE)
-    assert document is not None and document.kind == CHAT
+    assert document is not None
+    assert document.kind == CHAT
     assert document.text.startswith("Thumbnail job queue\nWe need a job queue")
     assert "consumer groups" not in document.text.split("\n")[1:-1]  # assistant text only as key terms
     assert {"rabbitmq", "redis", "thumbnail"} <= set(key_terms(QUEUE))
@@ -57,9 +58,11 @@ def test_search_over_coarse_units_shows_and_ranks_messages_only(tmp_path: Path) 
     assert library.keywords.doc_count() == library.stats().chunks == 5 + 2 + 1 + 2 + 1 + 1
     fusion = replace(SHIPPED, window_weight=1.0, chat_doc_weight=0.5)
     units = library.search_units("why RabbitMQ over Redis for the thumbnail queue", fusion=fusion)
-    assert units and all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
+    assert units
+    assert all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
     assert units[0].conversation_id == "queue"
     result = library.search("why RabbitMQ over Redis for the thumbnail queue", max_results=2, fusion=fusion)
     assert result.chats[0].uri == "queue"
     shown = [m.text for match in result.chats[0].matches for m in match.messages]
-    assert shown and all(text in {m.text for m in QUEUE.messages} for text in shown)
+    assert shown
+    assert all(text in {m.text for m in QUEUE.messages} for text in shown)

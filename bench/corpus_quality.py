@@ -38,9 +38,12 @@ def chat_order(lib: Library, query: str, mode: str, fusion: Fusion) -> list[str]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keyword-coverage", type=float, default=SHIPPED.keyword_coverage)
+    parser.add_argument("--keyword-coverage-power", type=float, default=SHIPPED.keyword_coverage_power)
     parser.add_argument("--store", type=Path, help="a store to reuse (built from the corpus when empty)")
     args = parser.parse_args()
-    hybrid = replace(SHIPPED, keyword_coverage=args.keyword_coverage)
+    hybrid = replace(
+        SHIPPED, keyword_coverage=args.keyword_coverage, keyword_coverage_power=args.keyword_coverage_power
+    )
     home = args.store or Path(tempfile.mkdtemp(prefix="pastchats-corpus-"))
     lib = Library.open(home)
     if lib.is_empty():
@@ -48,7 +51,7 @@ def main() -> None:
         lib.import_conversations(conversations)
     queries = json.loads((CORPUS / "queries.json").read_text(encoding="utf-8"))
     modes = {"vector": PLAIN_RRF, "keyword": PLAIN_RRF, "plain": PLAIN_RRF, "hybrid": hybrid, "shown": hybrid}
-    print(f"keyword_coverage={args.keyword_coverage}")
+    print(f"keyword_coverage={args.keyword_coverage} power={args.keyword_coverage_power}")
     for kind in ("paraphrase", "keyword", "identifier"):
         chosen = [q for q in queries if q["kind"] == kind]
         for mode, fusion in modes.items():

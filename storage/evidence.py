@@ -13,11 +13,12 @@ queries) and checked against LoCoMo and LongMemEval (`bench/strength.py`, docs/B
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
-from storage.query import AnalysedQuery, stem_tokens
+from storage.query import AnalysedQuery, stem_set
 
 Strength = Literal["strong", "weak"]
 
@@ -42,6 +43,15 @@ class TermWeights:
 
     weights: Mapping[str, float]
     identifier: bool = False
+    # Words that may stem to a query term (a stem minus its last letter, as a word's start: "proxi"
+    # finds "proxy" and "proxies"). Only these are stemmed, ~40 passages a search.
+    candidates: re.Pattern[str] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.weights and self.candidates is None:
+            starts = sorted({term[: max(2, len(term) - 1)] for term in self.weights}, key=len, reverse=True)
+            pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, starts)) + r")[^\W_]*", re.IGNORECASE)
+            object.__setattr__(self, "candidates", pattern)
 
     @classmethod
     def of(cls, query: AnalysedQuery, total_docs: int, doc_freq: Mapping[str, int]) -> TermWeights:
@@ -56,9 +66,9 @@ class TermWeights:
     def coverage(self, text: str) -> float:
         """Share of the query's weight that `text` holds (0..1)."""
         total = sum(self.weights.values())
-        if not total:
+        if not total or self.candidates is None:
             return 0.0
-        present = set(stem_tokens(text))
+        present = stem_set(" ".join(self.candidates.findall(text)))
         return sum(w for term, w in self.weights.items() if term in present) / total
 
 
@@ -94,15 +104,16 @@ class ChatEvidence:
         return self.exact or self.coverage > 0 or (self.similarity is not None and self.similarity >= MATCH_SIMILARITY)
 
 
-def keyword_factor(coverage: float, full: float) -> float:
-    """How much a keyword hit counts in the fusion: fully from `full` coverage up, in proportion below.
+def keyword_factor(coverage: float, full: float, power: float = 1.0) -> float:
+    """How much a keyword hit counts in the fusion: fully from `full` coverage up, less below (in
+    proportion to `coverage / full`, raised to `power`).
 
     A hit that holds only the query's common words ranks high in BM25 when nothing better exists, and
     would otherwise bury a strong semantic match (issue 10: paraphrased questions).
     """
     if full <= 0:
         return 1.0
-    return min(1.0, coverage / full)
+    return float(min(1.0, coverage / full) ** power)
 
 
 def strongest_first(chats: Iterable[tuple[str, Strength]]) -> list[str]:

@@ -241,6 +241,29 @@ def stem_tokens(text: str) -> list[str]:
     return list(_ANALYZER.analyze(text))
 
 
+_WORD = re.compile(r"[^\W_]+")
+_STEMS: dict[str, str] = {}
+_MAX_STEMS = 200_000
+
+
+def stem_set(text: str) -> set[str]:
+    """The distinct stems of `text`, as `stem_tokens` would give them, cheaply.
+
+    Coverage is measured on ~100 passages per search: stemming every token of each through the analyzer
+    cost ~0.2 ms a passage. Distinct words are stemmed once, in one analyzer call, and remembered.
+    """
+    words = {w for w in _WORD.findall(text.lower()) if len(w.encode("utf-8")) < 40}
+    missing = [w for w in words if w not in _STEMS]
+    if missing:
+        stems = list(_ANALYZER.analyze(" ".join(missing)))
+        if len(stems) != len(missing):  # a word the tokenizer splits differently: one at a time
+            stems = [" ".join(_ANALYZER.analyze(w)) for w in missing]
+        if len(_STEMS) + len(missing) > _MAX_STEMS:
+            _STEMS.clear()
+        _STEMS.update(zip(missing, stems, strict=True))
+    return {_STEMS[w] for w in words}
+
+
 @dataclass(frozen=True)
 class AnalysedQuery:
     text: str  # for the vector leg

@@ -50,6 +50,7 @@ class Fusion:
     # A keyword hit counts fully once it holds this share of the query's (idf-weighted) words, less in
     # proportion below: hits on common words alone no longer bury a strong semantic match. 0 = off.
     keyword_coverage: float = 0.6
+    keyword_coverage_power: float = 1.0
     # Coarse units (`storage.units`): each message gains this share of the fused score of the best
     # exchange window holding it, and of its chat's document. 0 = that leg is not searched. Windows at
     # 0.5: LoCoMo R@5 64.5 -> 68.0, R@10 75.2 -> 77.8; chat documents: +0.5 at 0.3, -5 at 1.0. Both off
@@ -167,7 +168,7 @@ class SearchEngine:
             for hit in hits:
                 coverage = weights.coverage(hit.text or "")
                 evidence.setdefault(hit.conversation_id, ChatEvidence()).add(coverage=coverage)
-                factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
+                factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage, fusion.keyword_coverage_power)
             legs.append(hits)
             keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight
             leg_weights.append(keyword_weight)

@@ -49,7 +49,10 @@ class Fusion:
     neighbour_share: float = 0.0
     # A keyword hit counts fully once it holds this share of the query's (idf-weighted) words, less in
     # proportion below: hits on common words alone no longer bury a strong semantic match. 0 = off.
-    keyword_coverage: float = 0.6
+    # Paraphrases on the test corpus, hybrid hit@1: 25/28 (off) -> 26/28, as the vector leg alone;
+    # LoCoMo R@5 / R@10 64.2 / 76.2 -> 65.7 / 76.9. 0.6 buried LoCoMo answers (R@10 75.6); a squared
+    # ramp (power 2) did worse on LoCoMo at every threshold tried (docs/BENCHMARKS.md).
+    keyword_coverage: float = 0.4
     keyword_coverage_power: float = 1.0
     # Coarse units (`storage.units`): each message gains this share of the fused score of the best
     # exchange window holding it, and of its chat's document. 0 = that leg is not searched. Windows at

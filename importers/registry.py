@@ -69,6 +69,28 @@ def detect(path: Path) -> Importer:
     raise SourceError(f"cannot tell what kind of chat history {path} is; pass --format (one of: {', '.join(names())})")
 
 
+def choose(path: Path, format: str | None = None) -> Importer:
+    """The importer for `path`: the one named, if the path looks like its format, else the detected one.
+
+    Cheap (no file is parsed), so that a wrong path or format fails before anything heavy loads.
+    """
+    if format is None:
+        return detect(path)
+    importer = get(format)
+    if not path.exists():
+        raise SourceError(f"{path} does not exist")
+    _require_readable_kind(path)
+    if importer.detect(path):
+        return importer
+    looks = next((other.name for other in IMPORTERS if other is not importer and other.detect(path)), None)
+    if looks is None:
+        raise SourceError(f"{path} does not look like a {format} source, nor like any format pastchats reads")
+    raise SourceError(
+        f"{path} does not look like a {format} source; it looks like {looks} (use --format {looks}, "
+        "or leave --format out to detect it)"
+    )
+
+
 def read(
     path: Path, format: str | None = None, *, origin: Path | None = None
 ) -> tuple[Iterator[Conversation], ImportReport]:

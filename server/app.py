@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from server import wiring
 from server.background import BackgroundSync
+from server.embedding import BackgroundEmbedding
 from server.settings import Settings
 from storage.errors import PastchatsError, StoreError
 from tools import conversation_search, read_chat, recent_chats
@@ -123,12 +124,14 @@ def build_server(settings: Settings, library_factory: LibraryFactory | None = No
     factory = library_factory or wiring.open_library
     warm = WarmLibrary(lambda: factory(settings))
     syncing = BackgroundSync(settings, warm.wait)
+    embedding = BackgroundEmbedding(warm.wait)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         # Entered once per process for stdio and streamable HTTP, once per session for SSE:
         # starting is idempotent, and the library lives as long as the process.
         warm.start()
+        embedding.start()
         syncing.start()
         yield None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
@@ -12,13 +13,13 @@ from typing import TYPE_CHECKING, Literal
 import click
 
 from importers import registry
-from server import transports, wiring
-from server.app import build_server
+from importers.base import SourceError
+from server import wiring
 from server.cli_common import ISO, PastchatsGroup, as_tool, emit, json_option, make_settings, opened
 from server.cli_data import COMMANDS
-from server.importing import import_source, sample_path, summary_text, totals
+from server.cli_model import model as model_commands
+from server.cli_setup import doctor, setup
 from server.settings import Settings
-from tools import conversation_search, read_chat, recent_chats
 
 if TYPE_CHECKING:
     from storage.library import Library
@@ -43,10 +44,23 @@ def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) 
 @json_option
 @click.pass_context
 def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, as_json: bool) -> None:
-    """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe."""
+    """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe.
+
+    Without an embedding model the chats are imported all the same, keyword-searchable at once; their
+    passages are embedded once a model is installed (`pastchats model install`).
+    """
     if not paths and not sample:
         raise click.UsageError("pass one or more files or folders to import, or --sample")
     settings = make_settings(ctx)
+    for path in paths:  # a wrong path or format fails here, before the store and the model load
+        try:
+            registry.choose(path, format_)
+        except SourceError as exc:
+            raise click.ClickException(str(exc)) from None
+    # deferred: the store pulls in lancedb, the embedder fastembed (start-up speed; see above)
+    from server.embedding import embed_with_progress
+    from server.importing import import_source, sample_path, summary_text, totals
+
     with ExitStack() as stack:
         sources: list[tuple[Path, str | None, str | None]] = [(path, format_, None) for path in paths]
         if sample:
@@ -54,11 +68,19 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
         library = stack.enter_context(opened(settings))
         exclusions = wiring.exclusions_from(settings)
         summaries = [import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources]
+        embed_with_progress(library, show=not as_json)
+        waiting = library.pending_embeddings()
     if as_json:
         records = [dataclasses.asdict(s) for s in summaries]
-        click.echo(json.dumps({"sources": records, "total": totals(summaries)}, indent=2))
+        output = {"sources": records, "total": totals(summaries), "awaiting_embeddings": waiting}
+        click.echo(json.dumps(output, indent=2))
     else:
         click.echo(summary_text(summaries))
+        if waiting:
+            click.echo(
+                f"{waiting} passage(s) await embeddings: keyword search works now; semantic search once the "
+                "model is installed (`pastchats model install`)."
+            )
 
 
 @cli.command()
@@ -79,6 +101,8 @@ def search(
     as_json: bool,
 ) -> None:
     """Search past chats by topic: what the conversation_search tool answers."""
+    from tools import conversation_search  # deferred: pulls in the MCP SDK (start-up speed)
+
     settings = make_settings(ctx)
     with opened(settings) as library:
         output, text = as_tool(
@@ -114,8 +138,10 @@ def recent(
     as_json: bool,
 ) -> None:
     """List past chats by time: what the recent_chats tool answers."""
+    from tools import recent_chats  # deferred: pulls in the MCP SDK (start-up speed)
+
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, model=False) as library:
         output, text = as_tool(
             recent_chats.NAME,
             lambda: recent_chats.recent(
@@ -140,8 +166,10 @@ def recent(
 @click.pass_context
 def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
     """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
+    from tools import read_chat  # deferred: pulls in the MCP SDK (start-up speed)
+
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, model=False) as library:
         output, text = as_tool(
             read_chat.NAME,
             lambda: read_chat.read(
@@ -165,7 +193,17 @@ def serve(
     ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
 ) -> None:
     """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
+    from server import transports  # deferred: pulls in the MCP SDK (start-up speed)
+    from server.app import build_server
+
     settings = make_settings(ctx, host=host, port=port)
+    transports.stop_at_once_on_ctrl_c()
+    if transport == "stdio" and sys.stdin.isatty():
+        click.echo(
+            "pastchats: waiting for an MCP client on stdin (Ctrl-C stops). To connect a client, run "
+            "`pastchats setup claude-desktop` (or claude-code, cursor, vscode).",
+            err=True,
+        )
     if transport != "stdio":
         transports.check_binding(settings)
         path = "/sse" if transport == "sse" else "/mcp"
@@ -191,7 +229,7 @@ def serve(
 def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds: chats, messages, sources, projects, time span, model, size."""
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, model=False) as library:
         info = library.stats()
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(info), indent=2, default=str))
@@ -207,13 +245,18 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         f"Sources: {counts(info.sources)}\nProjects: {counts(info.projects)}\n"
         f"Time span: {span}\nModel: {info.model}"
     )
+    if info.awaiting_embeddings:
+        click.echo(
+            f"Awaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; "
+            "`pastchats model install` embeds them."
+        )
 
 
 def main() -> None:
     cli()
 
 
-for command in COMMANDS:
+for command in [*COMMANDS, model_commands, setup, doctor]:
     cli.add_command(command)
 
 

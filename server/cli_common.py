@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ValidationError
 
 from server import wiring
@@ -16,7 +16,6 @@ from server.logs import configure_logging
 from server.settings import Settings
 from storage.errors import PastchatsError
 from storage.times import parse_iso
-from tools.errors import guarded
 
 if TYPE_CHECKING:
     from storage.library import Library
@@ -60,13 +59,21 @@ class PastchatsGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (PastchatsError, ToolError) as exc:
+        except PastchatsError as exc:
             raise click.ClickException(str(exc)) from None
+        except Exception as exc:
+            # A ToolError can only come from a tool body (`as_tool`), which has imported the MCP SDK;
+            # looked up here rather than imported, so that other commands never load it (start-up speed).
+            sdk = sys.modules.get("mcp.server.mcpserver.exceptions")
+            if sdk is not None and isinstance(exc, sdk.ToolError):
+                raise click.ClickException(str(exc)) from None
+            raise
 
 
 @contextmanager
-def opened(settings: Settings) -> Iterator[Library]:
-    library = wiring.open_library(settings)
+def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
+    """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""
+    library = wiring.open_library(settings, load_model=model)
     try:
         yield library
     finally:
@@ -75,6 +82,8 @@ def opened(settings: Settings) -> Iterator[Library]:
 
 def as_tool(name: str, work: Callable[[], T]) -> T:
     """Run a tool body as the MCP server does: its errors read exactly as the model would see them."""
+    from tools.errors import guarded  # deferred: pulls in the MCP SDK (start-up speed)
+
     return guarded(name, work)
 
 

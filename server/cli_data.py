@@ -31,19 +31,25 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     """Import what is new in the agent logs on this machine (Claude Code, Codex, Gemini CLI, Aider,
     Cursor), and keep a private copy of each log. Unchanged files are not read again."""
 
+    from server.embedding import embed_with_progress  # deferred: pulls in lancedb (start-up speed)
+
     settings = make_settings(ctx)
     with opened(settings) as library:
         syncer = syncer_for(settings, library, paths)
         with progress_reporter(not as_json, "agent logs") as progress:
             report = syncer.run_once(progress)
+        if not report.not_run:
+            embed_with_progress(library, show=not as_json)
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(report) | {"files_changed": report.files_changed}, indent=2))
-        if report.not_run:
+        if report.not_run or report.files_failed:
             ctx.exit(1)
         return
     if report.not_run:
         raise click.ClickException(f"sync skipped: {report.not_run}")
     click.echo(report.text())
+    if report.files_failed:  # the rest was imported, but a failure must not look like success to a script
+        ctx.exit(1)
 
 
 @click.command()
@@ -81,7 +87,7 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
     from importers.sources.privacy import delete as delete_chats
 
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, model=False) as library:
         deleted = delete_chats(library, uris)
     missing = [uri for uri in uris if uri not in deleted]
     if as_json:
@@ -114,7 +120,7 @@ def forget(
     if project is None and source is None and before is None:
         raise click.UsageError("say what to forget: --project, --source and/or --before")
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, model=False) as library:
         ids = matching(library, project=project, source=source, before=before)
         if ids and not yes:
             click.confirm(f"Delete {len(ids)} chat(s) from every index and the archive?", abort=True, err=True)
@@ -140,7 +146,7 @@ def export(
     from storage.export import export as export_chats  # deferred: pulls in lancedb (start-up speed)
 
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, model=False) as library:
         if out == "-":
             count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
         else:

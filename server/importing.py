@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.resources import as_file, files
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from importers import registry
 from importers.sources.report import SourceSummary
+from server.progress import progress
 
 if TYPE_CHECKING:
     from importers.sources.privacy import Exclusions
@@ -28,23 +28,18 @@ def sample_path() -> Iterator[Path]:
 
 @contextmanager
 def progress_reporter(enabled: bool, label: str) -> Iterator[Callable[[IngestProgress], None] | None]:
-    """A live counter on stderr for long imports (only on a terminal); never on stdout."""
-    if not enabled or not sys.stderr.isatty():
-        yield None
-        return
-    # deferred: rich's progress machinery is only needed on a terminal (start-up speed)
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    """Chats read so far, on stderr (a live line on a terminal, periodic lines elsewhere).
 
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"importing {label}")
+    A streamed source's total is not known until it has been read; the embedding that follows shows
+    done/total and an ETA.
+    """
+    with progress(f"importing {label}", "chats", enabled=enabled) as report:
+        if report is None:
+            yield None
+            return
 
         def update(done: IngestProgress) -> None:
-            bar.update(
-                task,
-                description=f"importing {label}: {done.conversations_done} chats, {done.messages_done} messages",
-            )
+            report(done.conversations_done, None)
 
         yield update
 
@@ -75,7 +70,7 @@ def import_source(
             yield conversation
 
     with progress_reporter(show_progress, path.name) as progress:
-        stats = library.import_conversations(remembered(), progress=progress)
+        stats = library.import_conversations(remembered(), progress=progress, embed=False)
     unforget(library, imported)
     summary = SourceSummary(path=label or str(path), format=report.format, notes=list(report.notes))
     summary.conversations_skipped += report.skipped

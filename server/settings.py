@@ -10,8 +10,6 @@ import platformdirs
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from storage.defaults import DEFAULT_MODEL
-
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -19,6 +17,11 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 def default_home() -> Path:
     return Path(platformdirs.user_data_dir("pastchats", appauthor=False))
+
+
+def default_model_cache() -> Path:
+    """pastchats' own model cache: every process finds it, whatever environment a client gives it."""
+    return Path(platformdirs.user_cache_dir("pastchats", appauthor=False)) / "models"
 
 
 # The variables the coding agents themselves honour to move their logs; sync looks where they look.
@@ -46,15 +49,17 @@ class Settings(BaseSettings):
         description="Directory holding the store (conversations, vectors, keyword index). "
         "Default: the platform's user data directory for pastchats.",
     )
-    model: str = Field(
-        default=DEFAULT_MODEL,
-        description="fastembed text-embedding model. Changing it re-embeds the store.",
-    )
-    fastembed_cache_path: Path | None = Field(
+    model: str | None = Field(
         default=None,
-        validation_alias=AliasChoices("FASTEMBED_CACHE_PATH", "fastembed_cache_path"),
-        description="Where fastembed keeps (and looks for) downloaded models; "
-        "read from `FASTEMBED_CACHE_PATH`, fastembed's own variable. Default: fastembed's default.",
+        description="fastembed text-embedding model. Default: the one the store was last embedded with "
+        "(`pastchats model use NAME` switches it), else sentence-transformers/all-MiniLM-L6-v2. "
+        "Changing it re-embeds the store.",
+    )
+    model_cache: Path = Field(
+        default_factory=default_model_cache,
+        validation_alias=AliasChoices("PASTCHATS_MODEL_CACHE", "FASTEMBED_CACHE_PATH", "model_cache"),
+        description="Where pastchats keeps (and looks for) embedding models. Default: pastchats' own folder in "
+        "the platform's user cache dir; `FASTEMBED_CACHE_PATH` (fastembed's own variable) is honoured too.",
     )
     output_budget_chars: int = Field(
         default=12_000,
@@ -113,6 +118,12 @@ class Settings(BaseSettings):
         default_factory=list,
         description='Whole sources never imported (e.g. `["cursor"]`; JSON list).',
     )
+
+    def model_name(self) -> str:
+        """The model to use: the setting, else the one the store was embedded with, else the default."""
+        from storage.model_files import DEFAULT_MODEL, store_model
+
+        return self.model or store_model(self.home) or DEFAULT_MODEL
 
     @property
     def is_loopback(self) -> bool:

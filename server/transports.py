@@ -12,6 +12,9 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
+import signal
+import sys
 from typing import Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -94,6 +97,21 @@ class ExactHost:
             await _refuse(send, 403, "Invalid Origin header")
         else:
             await self.app(scope, receive, send)
+
+
+def stop_at_once_on_ctrl_c() -> None:
+    """Ctrl-C ends the server immediately, whatever the transport.
+
+    Left to Python, it waits: the stdio transport reads stdin on a thread that only a new line or EOF
+    ends, and uvicorn waits for open SSE streams to close. Nothing needs flushing (every write commits;
+    a write cut short is repaired by the next start), so the process just exits.
+    """
+
+    def stop(signum: int, frame: object) -> None:
+        print("pastchats: stopped", file=sys.stderr, flush=True)
+        os._exit(130)
+
+    signal.signal(signal.SIGINT, stop)
 
 
 def check_binding(settings: Settings) -> None:

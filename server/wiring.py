@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     from storage.library import Library
 
 
-def open_library(settings: Settings) -> Library:
-    """The real library, with the configured model."""
+def open_library(settings: Settings, *, load_model: bool = True) -> Library:
+    """The real library, with the configured model (not loaded for commands that only read or delete)."""
     from storage.library import Library  # deferred: pulls in lancedb (start-up speed)
 
-    return Library.open(settings.home, model_name=settings.model, cache_dir=settings.fastembed_cache_path)
+    return Library.open(
+        settings.home, model_name=settings.model_name(), cache_dir=settings.model_cache, load_model=load_model
+    )
 
 
 def exclusions_from(settings: Settings) -> Exclusions:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import threading
 from collections.abc import Sequence
@@ -36,6 +37,31 @@ class Embedder(Protocol):
         ...
 
 
+_routed = False
+
+
+def route_fastembed_logs() -> None:
+    """Send fastembed's loguru lines through the standard `logging` module, one level down.
+
+    Unrouted they print straight to stderr, download retries and all; pastchats reports each failure
+    itself, so fastembed's own lines are detail (shown with `-v`).
+    """
+    global _routed
+    if _routed:
+        return
+    from loguru import logger
+
+    target = logging.getLogger("fastembed")
+
+    def forward(message: Any) -> None:
+        record = message.record
+        target.log(logging.INFO if record["level"].no >= 30 else logging.DEBUG, "%s", record["message"])
+
+    logger.remove()
+    logger.add(forward, level="DEBUG", format="{message}")
+    _routed = True
+
+
 def _normalise(matrix: Vectors) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -54,19 +80,22 @@ class FastEmbedder:
         self._model_name = model_name
         self._batch_size = batch_size
         self._lock = threading.Lock()
+        route_fastembed_logs()
         from fastembed import TextEmbedding
 
         kwargs: dict[str, Any] = {"model_name": model_name, "enable_cpu_mem_arena": False}
         if cache_dir is not None:
             kwargs["cache_dir"] = str(cache_dir)
         try:
-            # The cache first: offline with the model cached, a download attempt would retry for ~40 s.
+            # Only ever from the cache: a download is `pastchats model install`'s job. Offline, an
+            # implicit download attempt here would retry for ~40 s before failing.
             self._model = TextEmbedding(**kwargs, local_files_only=True)
-        except Exception:
-            try:
-                self._model = TextEmbedding(**kwargs)  # first run: fetch the model once
-            except Exception as exc:  # fastembed raises many kinds: network, missing files, unknown model
-                raise EmbedderUnavailable(f"cannot load embedding model {model_name}: {exc}") from exc
+        except Exception as exc:  # fastembed raises many kinds: missing files, unknown model, broken cache
+            where = f" from {cache_dir}" if cache_dir is not None else ""
+            raise EmbedderUnavailable(
+                f"cannot load embedding model {model_name}{where}: not installed or incomplete "
+                f"(install it with `pastchats model install {model_name}`)"
+            ) from exc
         self._dim = int(self.embed_query("dimension probe").shape[0])
 
     @property

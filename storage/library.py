@@ -91,6 +91,7 @@ class StoreStats:
     newest: datetime | None
     model: str
     disk_bytes: int
+    awaiting_embeddings: int = 0
 
 
 class Library:
@@ -123,8 +124,10 @@ class Library:
         cache_dir: Path | None = None,
         embedder: Embedder | None = None,
         chunk_options: ChunkOptions = DEFAULT_OPTIONS,
+        load_model: bool = True,
     ) -> Library:
-        """Open (creating if needed) the store in `home`. `embedder` overrides the model (tests).
+        """Open (creating if needed) the store in `home`. `embedder` overrides the model (tests);
+        `load_model=False` opens it for reading and deleting only, without loading the model.
 
         If the model cannot load, the library still opens: search answers from the keyword leg and says so.
         """
@@ -132,11 +135,14 @@ class Library:
         home.mkdir(parents=True, exist_ok=True)
         refuse_newer(home)
         error = None
-        if embedder is None:
+        if embedder is None and not load_model:
+            error = "not loaded for this command"
+        elif embedder is None:
             try:
                 embedder = FastEmbedder(model_name, cache_dir)
             except EmbedderUnavailable as exc:
-                log.warning("%s; search will be keyword-only", exc)
+                # INFO: commands say so in their own words (import, search notes, doctor)
+                log.info("%s; search will be keyword-only", exc)
                 error = str(exc)
         library = cls(home, embedder, embedder.model_name if embedder else model_name, error, chunk_options)
         library._heal()
@@ -154,13 +160,25 @@ class Library:
 
     def _write_meta(self) -> None:
         if self.embedder is not None:
-            meta = {"format": STORE_FORMAT, "model": self.embedder.model_name, "dim": self.embedder.dim}
-            (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
+            meta: dict[str, object] = {
+                "format": STORE_FORMAT,
+                "model": self.embedder.model_name,
+                "dim": self.embedder.dim,
+            }
+        else:
+            # Without a loaded model, only a missing record is written: the model on record stays the
+            # one the vectors come from (a command run with another PASTCHATS_MODEL must not change it).
+            if self._stored_meta():
+                return
+            meta = {"format": STORE_FORMAT, "model": self.model_name, "dim": self.store.dim}
+        (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
 
     def _ingestor(self) -> Ingestor:
-        if self.embedder is None:
-            raise StoreError(f"cannot import without the embedding model ({self.load_error})")
-        return Ingestor(self.store, self.keywords, self.embedder, self.lock, self.chunk_options)
+        """Without a model the ingestor writes passages awaiting embedding (keyword-searchable at once):
+        an import never refuses for want of the model."""
+        return Ingestor(
+            self.store, self.keywords, self.embedder, self.lock, self.chunk_options, model_name=self.model_name
+        )
 
     def _heal(self) -> None:
         """Finish what a crashed writer left, rebuild a lost keyword index, re-embed after a model change."""
@@ -232,6 +250,21 @@ class Library:
         `embed_pending` embeds them (an import with `embed=False`, or one made without the model).
         """
         return self.store.pending_count()
+
+    def switch_model(self, embedder: Embedder, progress: Callable[[int, int], None] | None = None) -> int:
+        """Re-embed every passage with `embedder` (another model); keyword search works throughout.
+
+        The passages are re-derived awaiting embedding (quick), then embedded in resumable batches.
+        """
+        with self.lock.hold(timeout=-1):
+            self.embedder, self.model_name, self.load_error = embedder, embedder.model_name, None
+            self.engine.embedder = embedder
+            ingestor = self._ingestor()
+            ingestor.embedder = None  # written awaiting embedding; embedded below with progress
+            self.store.reset_chunks(embedder.dim)
+            ingestor.rederive_all()
+            self._write_meta()
+        return self.embed_pending(progress=progress)
 
     def embed_pending(
         self,
@@ -451,6 +484,7 @@ class Library:
             newest=utc(max(times)) if times else None,
             model=self.model_name,
             disk_bytes=self.store.disk_bytes(),
+            awaiting_embeddings=self.store.pending_count(),
         )
 
     def is_empty(self) -> bool:

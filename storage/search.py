@@ -139,7 +139,10 @@ class SearchEngine:
 
     def effective_mode(self, mode: SearchMode) -> tuple[SearchMode, list[str]]:
         if self.embedder is None and mode != "keyword":
-            return "keyword", ["keyword-only results: the embedding model could not be loaded"]
+            return "keyword", [
+                "keyword-only results: the embedding model could not be loaded (the user can install it with "
+                "`pastchats model install`)"
+            ]
         return mode, []
 
     def rank(

@@ -16,7 +16,7 @@ def anyio_backend() -> str:
 def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     """CLI commands open the store with the fast test embedder (the real model is covered end to end)."""
 
-    def open_library(settings: Settings) -> Library:
+    def open_library(settings: Settings, **_: object) -> Library:
         return Library.open(settings.home, embedder=HashEmbedder())
 
     monkeypatch.setattr("server.wiring.open_library", open_library)

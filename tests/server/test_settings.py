@@ -37,8 +37,20 @@ def test_every_setting_has_a_description(name: str) -> None:
 
 
 def test_the_model_cache_comes_from_fastembeds_own_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("PASTCHATS_MODEL_CACHE", raising=False)
     monkeypatch.setenv("FASTEMBED_CACHE_PATH", str(tmp_path))
-    assert Settings().fastembed_cache_path == tmp_path
+    assert Settings().model_cache == tmp_path
+
+
+def test_the_model_cache_defaults_to_pastchats_own_folder_not_fastembeds_temporary_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("PASTCHATS_MODEL_CACHE", raising=False)
+    monkeypatch.delenv("FASTEMBED_CACHE_PATH", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # platformdirs' own variable on Linux
+    cache = Settings().model_cache
+    assert cache.parts[-2:] == ("pastchats", "models")
+    assert "fastembed_cache" not in str(cache)
 
 
 def test_environment_variables_are_read_with_the_pastchats_prefix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,176 @@
+"""`pastchats model status | list | install | use`: the embedding model, kept in pastchats' own cache.
+
+Registered on the main group by `server.cli`. Only `install` ever downloads.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from server.settings import Settings
+    from storage.model_files import ModelInfo
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+
+
+def _settings(ctx: click.Context) -> Settings:
+    from server.cli_common import make_settings
+
+    return make_settings(ctx)
+
+
+def _describe(name: str) -> ModelInfo:
+    from storage.model_files import ModelError, describe
+
+    try:
+        return describe(name)
+    except ModelError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def model_report(settings: Settings, *, load: bool = True) -> dict[str, Any]:
+    """Which model the store uses, where it is looked for, whether it is installed and loads."""
+    from storage.model_files import ModelError, installed_path, store_model, verify
+
+    name = settings.model_name()
+    report: dict[str, Any] = {
+        "model": name,
+        "store_model": store_model(settings.home),
+        "cache": str(settings.model_cache),
+        "installed": False,
+        "loads": False,
+        "dim": None,
+        "problem": None,
+    }
+    try:
+        info = _describe(name)
+    except click.ClickException as exc:
+        report["problem"] = exc.message
+        return report
+    report["installed"] = installed_path(info, settings.model_cache) is not None
+    if not report["installed"]:
+        report["problem"] = f"{name} is not installed in {settings.model_cache}"
+    elif load:
+        try:
+            report["dim"] = verify(name, settings.model_cache)
+            report["loads"] = True
+        except ModelError as exc:
+            report["problem"] = str(exc)
+    return report
+
+
+@click.group()
+def model() -> None:
+    """The embedding model: which one, installing it (also offline), switching it."""
+
+
+@model.command()
+@json_option
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Which model the store uses, where models are kept, and whether it loads."""
+    report = model_report(_settings(ctx))
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    state = f"loads ({report['dim']} dimensions)" if report["loads"] else "does not load"
+    if not report["installed"]:
+        state = "not installed"
+    click.echo(f"Model: {report['model']}: {state}\nModels folder: {report['cache']}")
+    if report["store_model"] and report["store_model"] != report["model"]:
+        click.echo(f"The store's vectors come from {report['store_model']}: it is re-embedded at the next import.")
+    if report["problem"]:
+        click.echo(f"Problem: {report['problem']}\nFix: pastchats model install {report['model']}")
+
+
+@model.command("list")
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, as_json: bool) -> None:
+    """fastembed's text-embedding models, their sizes, and which are installed."""
+    from storage.model_files import catalogue_rows
+
+    settings = _settings(ctx)
+    current = settings.model_name()
+    rows = catalogue_rows(settings.model_cache)
+    for row in rows:
+        row["current"] = row["name"] == current
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(row["name"]) for row in rows)
+    click.echo(f"  {'model':<{width}}  {'dim':>5}  {'size':>8}  installed")
+    for row in rows:
+        mark = "*" if row["current"] else " "
+        size = f"{row['size_gb'] * 1000:.0f} MB"
+        click.echo(f"{mark} {row['name']:<{width}}  {row['dim']:>5}  {size:>8}  {'yes' if row['installed'] else ''}")
+    click.echo(f"* in use. Models folder: {settings.model_cache}")
+
+
+def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> str:
+    """Install (or find installed) and verify; a line saying what happened. Raises ClickException."""
+    from storage.model_files import ModelError, download, install_from, installed_path, verify
+
+    cache = settings.model_cache
+    try:
+        if source is None and installed_path(info, cache) is not None:
+            try:
+                dim = verify(info.name, cache)
+                return f"{info.name} is already installed in {cache} and loads ({dim} dimensions)."
+            except ModelError:
+                pass  # a broken copy: fetch it again
+        if source is not None:
+            install_from(info, source, cache)
+        else:
+            click.echo(f"Downloading {info.name} (about {info.size_gb * 1000:.0f} MB) into {cache}...", err=True)
+            download(info, cache)
+        dim = verify(info.name, cache)
+    except ModelError as exc:
+        raise click.ClickException(str(exc)) from None
+    return f"Installed {info.name} in {cache}; it loads and embeds ({dim} dimensions)."
+
+
+@model.command()
+@click.argument("name", required=False)
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(path_type=Path),
+    help="Copy the model from this folder (a fastembed cache, or the model's own folder) instead of downloading.",
+)
+@click.pass_context
+def install(ctx: click.Context, name: str | None, source: Path | None) -> None:
+    """Install the embedding model (default: the one in use), then embed what awaits embedding."""
+    settings = _settings(ctx)
+    info = _describe(name or settings.model_name())
+    click.echo(install_model(settings, info, source))
+    if info.name == settings.model_name():
+        from server.embedding import embed_awaiting
+
+        embed_awaiting(settings)
+
+
+@model.command()
+@click.argument("name")
+@click.option("--from", "source", type=click.Path(path_type=Path), help="Install it from this folder first.")
+@click.pass_context
+def use(ctx: click.Context, name: str, source: Path | None) -> None:
+    """Switch the store to another model (installing it first if needed) and re-embed every passage."""
+    from storage.model_files import installed_path
+
+    settings = _settings(ctx)
+    info = _describe(name)
+    if source is not None or installed_path(info, settings.model_cache) is None:
+        click.echo(install_model(settings, info, source), err=True)
+    if settings.model and settings.model != info.name:
+        raise click.ClickException(
+            f"PASTCHATS_MODEL (or --model) says {settings.model}: unset it, or set it to {info.name}"
+        )
+    from server.embedding import switch_model
+
+    switch_model(settings, info.name)

@@ -1,0 +1,90 @@
+"""`pastchats setup CLIENT` and `pastchats doctor`: connecting clients, and checking the whole chain.
+
+Registered on the main group by `server.cli`.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+
+import click
+
+from server.setup_clients import CLIENTS
+
+
+@click.command()
+@click.argument("client", type=click.Choice(list(CLIENTS)))
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to this config file instead of the client's default one.",
+)
+@click.option("--print", "print_only", is_flag=True, help="Only print the entry; change no file.")
+@click.pass_context
+def setup(ctx: click.Context, client: str, config_path: Path | None, print_only: bool) -> None:
+    """Add pastchats to an MCP client's config (claude-desktop, claude-code, cursor, vscode).
+
+    Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
+    already there. Restart the client afterwards.
+    """
+    from server.cli_common import make_settings
+    from server.settings import Settings, default_home, default_model_cache
+    from server.setup_clients import SetupError, default_config_path, entry, executable, write_entry
+
+    settings: Settings = make_settings(ctx)
+    args = [] if settings.home == default_home() else ["--home", str(settings.home.expanduser().absolute())]
+    # A client starts the server with almost no environment: a model folder other than the default must be
+    # named in the entry itself, or the server would not find the model.
+    env = {}
+    if settings.model_cache != default_model_cache():
+        env["PASTCHATS_MODEL_CACHE"] = str(settings.model_cache.expanduser().absolute())
+    ours = entry(client, executable(), [*args, "serve"], env)
+    kind = CLIENTS[client]
+    path = config_path or default_config_path(client, platform.system(), settings.user_home, settings.agent_env)
+    if print_only:
+        click.echo(json.dumps({kind.servers_key: {"pastchats": ours}}, indent=2))
+        click.echo(f"(for {path})", err=True)
+        return
+    try:
+        result = write_entry(client, path, ours)
+    except SetupError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+    if not result.changed:
+        click.echo(f"{kind.title} already starts pastchats ({path}); nothing changed.")
+        return
+    backup = f"; the previous file is saved as {result.backup}" if result.backup else ""
+    click.echo(f"Added pastchats to {kind.title}: {path}{backup}.\nRestart {kind.title} to connect it.")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
+@click.option("--fix", is_flag=True, help="Repair the store and embed what awaits embedding, then check again.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
+    """Check the model, the store, the agent logs sync finds, and the configured clients.
+
+    Each problem comes with the command that fixes it; the exit status is 1 when something is wrong.
+    """
+    from server.cli_common import make_settings
+    from server.doctor import render, run_checks
+
+    settings = make_settings(ctx)
+    if fix:
+        from server.cli_common import opened
+        from server.embedding import embed_with_progress
+
+        with opened(settings) as library:  # opening repairs; then the waiting passages are embedded
+            embed_with_progress(library, show=not as_json)
+    checks = run_checks(settings)
+    if as_json:
+        payload = {"ok": all(c.ok for c in checks), "checks": [c.__dict__ for c in checks]}
+        click.echo(json.dumps(payload, indent=2, default=str))
+    else:
+        click.echo(render(checks))
+    if not all(check.ok for check in checks):
+        ctx.exit(1)

@@ -1,0 +1,115 @@
+"""`pastchats doctor`: is everything a client needs in place? Each problem comes with the command that fixes it.
+
+Checks, in the order a new user meets them: the embedding model, the store, the agent logs `sync`
+would read, and the MCP clients configured to start pastchats.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from server.settings import Settings
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    summary: str
+    fix: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def check_model(settings: Settings) -> Check:
+    from server.cli_model import model_report
+
+    report = model_report(settings)
+    fix = f"pastchats model install {report['model']}  (offline: add --from DIR, a fastembed cache or model folder)"
+    if report["loads"]:
+        return Check("model", True, f"{report['model']} is installed and loads ({report['dim']} dims)", None, report)
+    return Check("model", False, report["problem"] or f"{report['model']} does not load", fix, report)
+
+
+def check_store(settings: Settings, model_ok: bool) -> Check:
+    from storage.health import inspect
+
+    health = inspect(settings.home)
+    details = {key: str(value) if isinstance(value, Path) else value for key, value in asdict(health).items()}
+    if not health.exists or health.conversations == 0:
+        where = "does not exist yet" if not health.exists else "holds no chats"
+        fix = "pastchats sync  (agent logs), pastchats import FILE  (exports), or pastchats import --sample"
+        return Check("store", False, f"the store at {health.home} {where}", fix, details)
+    counts = f"{health.conversations} chats, {health.messages} messages, {health.passages} passages"
+    problems = []
+    if not health.indexes_agree:
+        problems.append(f"the keyword index has {health.keyword_documents} passages, the store {health.passages}")
+    if health.interrupted_writes:
+        problems.append(f"{health.interrupted_writes} chat(s) left half-written by an interrupted import")
+    if health.awaiting_embeddings:
+        problems.append(f"{health.awaiting_embeddings} passage(s) await embeddings (keyword-searchable only)")
+    if not problems:
+        return Check("store", True, f"{counts}; both indexes agree", None, details)
+    fix = "pastchats doctor --fix" if model_ok or not health.awaiting_embeddings else "pastchats model install"
+    return Check("store", False, f"{counts}; " + "; ".join(problems), fix, details)
+
+
+def check_sources(settings: Settings) -> Check:
+    from importers.sources.discovery import discover
+
+    found, problems = discover(settings.agent_env, settings.user_home, settings.sync_paths)
+    counts: dict[str, int] = {}
+    for source in found:
+        counts[source.format] = counts.get(source.format, 0) + 1
+    details: dict[str, Any] = {"files": counts, "problems": [{"path": p.where, "reason": p.reason} for p in problems]}
+    listed = ", ".join(f"{name} {n} file(s)" for name, n in sorted(counts.items())) or "no agent logs"
+    if problems:
+        bad = "; ".join(f"{problem.where}: {problem.reason}" for problem in problems)
+        return Check("sources", False, f"{listed}; {bad}", "fix or remove them in PASTCHATS_SYNC_PATHS", details)
+    return Check("sources", True, f"sync finds {listed}", None, details)
+
+
+def check_clients(settings: Settings) -> Check:
+    from server.setup_clients import CLIENTS, configured_entry, default_config_path
+
+    system = platform.system()
+    configured: dict[str, Any] = {}
+    broken: list[str] = []
+    for name in CLIENTS:
+        path = default_config_path(name, system, settings.user_home, settings.agent_env)
+        entry = configured_entry(name, path)
+        if entry is None:
+            continue
+        command = str(entry.get("command", ""))
+        runnable = Path(command).is_absolute() and os.access(command, os.X_OK)
+        configured[name] = {"config": str(path), "command": command, "runnable": runnable}
+        if not runnable:
+            broken.append(name)
+    details = {"configured": configured}
+    if broken:
+        names = ", ".join(broken)
+        fixes = "; ".join(f"pastchats setup {name}" for name in broken)
+        return Check("clients", False, f"{names}: the configured command does not exist", fixes, details)
+    if not configured:
+        fix = "pastchats setup claude-desktop  (or claude-code, cursor, vscode)"
+        return Check("clients", False, "no MCP client is configured to start pastchats", fix, details)
+    return Check("clients", True, "configured: " + ", ".join(CLIENTS[n].title for n in configured), None, details)
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    model = check_model(settings)
+    return [model, check_store(settings, model.ok), check_sources(settings), check_clients(settings)]
+
+
+def render(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        lines.append(f"{'ok ' if check.ok else 'BAD'} {check.name}: {check.summary}")
+        if check.fix:
+            lines.append(f"    fix: {check.fix}")
+    bad = sum(not check.ok for check in checks)
+    lines.append("All good." if not bad else f"{bad} problem(s).")
+    return "\n".join(lines)

@@ -1,0 +1,163 @@
+"""`pastchats setup CLIENT`: our entry in an MCP client's own config file, merged in place.
+
+Where each client keeps its user-level config (macOS; Windows; Linux), and its servers key:
+- claude-desktop: ~/Library/Application Support/Claude/claude_desktop_config.json;
+  %APPDATA%\\Claude\\claude_desktop_config.json; ~/.config/Claude/claude_desktop_config.json. `mcpServers`.
+- claude-code, user scope: ~/.claude.json everywhere (in CLAUDE_CONFIG_DIR when set). `mcpServers`, typed.
+- cursor: ~/.cursor/mcp.json everywhere. `mcpServers`.
+- vscode, user profile: ~/Library/Application Support/Code/User/mcp.json; %APPDATA%\\Code\\User\\mcp.json;
+  ~/.config/Code/User/mcp.json. `servers`, typed (`"type": "stdio"`).
+
+Everything else in the file is kept as it was; the old file is backed up before it is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+SERVER_NAME = "pastchats"
+System = Literal["Darwin", "Windows", "Linux"]
+
+
+class SetupError(Exception):
+    """The config cannot be read or written as it is; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class ClientKind:
+    name: str
+    title: str
+    servers_key: str
+    typed: bool  # whether its entries carry `"type": "stdio"`
+
+
+CLIENTS: dict[str, ClientKind] = {
+    "claude-desktop": ClientKind("claude-desktop", "Claude Desktop", "mcpServers", typed=False),
+    "claude-code": ClientKind("claude-code", "Claude Code", "mcpServers", typed=True),
+    "cursor": ClientKind("cursor", "Cursor", "mcpServers", typed=False),
+    "vscode": ClientKind("vscode", "VS Code", "servers", typed=True),
+}
+
+
+def default_config_path(client: str, system: str, home: Path, env: Mapping[str, str]) -> Path:
+    """The user-level config file of `client` on `system` (platform.system()), given the user's home and
+    the client's own location variables (APPDATA, XDG_CONFIG_HOME, CLAUDE_CONFIG_DIR)."""
+    appdata = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
+    xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    support = home / "Library" / "Application Support"
+    if client == "claude-desktop":
+        folder = {"Darwin": support, "Windows": appdata}.get(system, xdg)
+        return folder / "Claude" / "claude_desktop_config.json"
+    if client == "claude-code":
+        # Claude Code keeps its user-scope servers in .claude.json, inside CLAUDE_CONFIG_DIR when that is set.
+        base = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home
+        return base / ".claude.json"
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "vscode":
+        folder = {"Darwin": support, "Windows": appdata}.get(system, xdg)
+        return folder / "Code" / "User" / "mcp.json"
+    raise SetupError(f"unknown client {client!r}; one of: {', '.join(CLIENTS)}")
+
+
+def executable() -> list[str]:
+    """How a client should start this pastchats: the absolute path of its console script.
+
+    The link a tool installer puts on PATH is kept unresolved, so that an upgrade does not break it.
+    """
+    argv0 = Path(sys.argv[0])
+    if argv0.stem == "pastchats" and argv0.exists():
+        return [str(argv0.absolute())]
+    script = Path(sys.executable).parent / ("pastchats.exe" if os.name == "nt" else "pastchats")
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("pastchats")
+    if found:
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "server.cli"]
+
+
+def entry(client: str, command: list[str], args: list[str], env: Mapping[str, str]) -> dict[str, Any]:
+    kind = CLIENTS[client]
+    value: dict[str, Any] = {"type": "stdio"} if kind.typed else {}
+    value["command"] = command[0]
+    value["args"] = [*command[1:], *args]
+    if env:
+        value["env"] = dict(env)
+    return value
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SetupError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SetupError(
+            f"{path} is not plain JSON ({exc}); it may hold comments. It was left as it is: "
+            "add the entry that `pastchats setup CLIENT --print` shows by hand."
+        ) from None
+    if not isinstance(data, dict):
+        raise SetupError(f"{path} does not hold a JSON object; it was left as it is")
+    return data
+
+
+def merged(client: str, config: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """`config` with our entry set, everything else kept in place and in order."""
+    key = CLIENTS[client].servers_key
+    servers = config.get(key)
+    if servers is None:
+        servers = {}
+    if not isinstance(servers, dict):
+        raise SetupError(f"the config's {key!r} is not a JSON object; it was left as it is")
+    return {**config, key: {**servers, SERVER_NAME: ours}}
+
+
+@dataclass(frozen=True)
+class SetupResult:
+    path: Path
+    changed: bool
+    backup: Path | None
+    entry: dict[str, Any]
+
+
+def write_entry(client: str, path: Path, ours: dict[str, Any], now: datetime | None = None) -> SetupResult:
+    """Merge our entry into the file at `path`; nothing is written when it is already there."""
+    config = read_config(path)
+    updated = merged(client, config, ours)
+    if path.exists() and updated == config:
+        return SetupResult(path, False, None, ours)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    backup = None
+    if path.exists():
+        stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S")
+        backup = path.with_name(f"{path.name}.{stamp}.bak")
+        shutil.copy2(path, backup)
+    staging = path.with_name(f".{path.name}.pastchats-tmp")
+    staging.write_text(json.dumps(updated, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(staging, path)
+    return SetupResult(path, True, backup, ours)
+
+
+def configured_entry(client: str, path: Path) -> dict[str, Any] | None:
+    """Our entry in that config, if there is one (for `doctor`); None when absent or unreadable."""
+    try:
+        servers = read_config(path).get(CLIENTS[client].servers_key)
+    except SetupError:
+        return None
+    found = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    return found if isinstance(found, dict) else None

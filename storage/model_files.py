@@ -1,0 +1,218 @@
+"""Embedding models on disk: fastembed's catalogue, what is installed in a cache folder, installing.
+
+pastchats keeps models in its own cache folder (a setting) so that every process finds the same model
+whatever environment started it. A cache folder has fastembed's layout, which is the Hugging Face hub's:
+`models--<org>--<repo>/snapshots/<revision>/<files>` with `refs/main` naming the revision.
+Nothing here downloads unless `download` is called.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from storage.embedder import DEFAULT_MODEL, EmbedderUnavailable, FastEmbedder, route_fastembed_logs
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ModelError",
+    "ModelInfo",
+    "catalogue",
+    "describe",
+    "download",
+    "install_from",
+    "installed_path",
+    "store_model",
+    "verify",
+]
+
+
+class ModelError(Exception):
+    """A model cannot be found, installed or loaded; the message names the next step."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    dim: int
+    size_gb: float
+    description: str
+    repo: str  # the Hugging Face repository fastembed fetches it from
+    files: tuple[str, ...]  # the model file first, then any it needs beside it
+
+    @property
+    def folder(self) -> str:
+        return "models--" + self.repo.replace("/", "--")
+
+
+def catalogue() -> list[ModelInfo]:
+    """fastembed's text-embedding models that come from the model hub (the ones we can install)."""
+    route_fastembed_logs()
+    from fastembed import TextEmbedding
+
+    models: list[ModelInfo] = []
+    for entry in TextEmbedding.list_supported_models():
+        repo = (entry.get("sources") or {}).get("hf")
+        if not repo:
+            continue
+        models.append(
+            ModelInfo(
+                name=entry["model"],
+                dim=int(entry["dim"]),
+                size_gb=float(entry.get("size_in_GB") or 0),
+                description=str(entry.get("description") or ""),
+                repo=repo,
+                files=(entry["model_file"], *entry.get("additional_files", [])),
+            )
+        )
+    return models
+
+
+def describe(name: str) -> ModelInfo:
+    """The catalogue entry for `name` (case-insensitive); raises `ModelError` naming close matches."""
+    models = catalogue()
+    for info in models:
+        if info.name.lower() == name.lower():
+            return info
+    names = [info.name for info in models]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    raise ModelError(f"unknown embedding model {name!r}.{hint} `pastchats model list` shows the models available.")
+
+
+def _folders(cache_dir: Path, info: ModelInfo) -> list[Path]:
+    """The cache folders that may hold the model: fastembed also finds older, differently cased ones."""
+    if not cache_dir.is_dir():
+        return []
+    wanted = info.folder.lower()
+    return sorted(p for p in cache_dir.iterdir() if p.name.lower() == wanted and p.is_dir())
+
+
+def installed_path(info: ModelInfo, cache_dir: Path) -> Path | None:
+    """The snapshot folder holding every file of the model, or None. Reads the disk only."""
+    for folder in _folders(cache_dir, info):
+        try:
+            revision = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        snapshot = folder / "snapshots" / revision
+        if all((snapshot / name).is_file() for name in info.files):
+            return snapshot
+    return None
+
+
+def store_model(home: Path) -> str | None:
+    """The model a store's vectors come from (its `store.json`), read without opening the store."""
+    try:
+        data = json.loads((home.expanduser() / "store.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def verify(name: str, cache_dir: Path) -> int:
+    """Load the model from the cache and embed a sentence; its dimension. Raises `ModelError`."""
+    try:
+        embedder = FastEmbedder(name, cache_dir)
+        vectors = embedder.embed_documents(["pastchats checks that the model embeds"])
+    except EmbedderUnavailable as exc:
+        raise ModelError(str(exc)) from None
+    except Exception as exc:  # onnxruntime and tokenizers raise their own kinds on broken files
+        raise ModelError(f"model {name} is installed in {cache_dir} but does not load: {exc}") from None
+    if vectors.shape[0] != 1 or not vectors.any():
+        raise ModelError(f"model {name} loaded but produced no embedding")
+    return embedder.dim
+
+
+def download(info: ModelInfo, cache_dir: Path) -> Path:
+    """Fetch the model from the model hub into the cache; the hub client draws its own progress bars."""
+    route_fastembed_logs()
+    from fastembed import TextEmbedding
+
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    for kind in TextEmbedding.EMBEDDINGS_REGISTRY:
+        if any(d.model.lower() == info.name.lower() for d in kind._list_supported_models()):
+            description = kind._get_model_description(info.name)
+            try:
+                return Path(kind.download_model(description, str(cache_dir), retries=1))
+            except Exception as exc:  # network errors come in many kinds (DNS, TLS, HTTP, hub errors)
+                raise ModelError(
+                    f"could not download {info.name} ({exc.__class__.__name__}). Without network, copy a "
+                    f"fastembed cache or the model's folder from another machine and run "
+                    f"`pastchats model install {info.name} --from DIR`."
+                ) from None
+    raise ModelError(f"fastembed cannot download {info.name}")
+
+
+def _copy_tree(source: Path, target: Path) -> None:
+    """Copy files (following links, as hub caches link snapshots to blobs) without their read-only modes."""
+    for root, _dirs, names in os.walk(source, followlinks=True):
+        here = target / Path(root).relative_to(source)
+        here.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            shutil.copyfile(Path(root) / name, here / name)
+
+
+def _revision(snapshot: Path, info: ModelInfo) -> str:
+    """A stable revision name for a bare model folder (the hub's cache wants one)."""
+    digest = hashlib.sha1(info.repo.encode())
+    for name in info.files:
+        digest.update(f"{name}:{(snapshot / name).stat().st_size}".encode())
+    return digest.hexdigest()
+
+
+def install_from(info: ModelInfo, source: Path, cache_dir: Path) -> Path:
+    """Copy the model from `source` into the cache: a fastembed cache folder, one model's cache folder
+    (`models--org--repo`), or a plain folder holding the model's files. Returns the installed snapshot."""
+    source = source.expanduser()
+    if not source.is_dir():
+        raise ModelError(f"{source} is not a folder; pass a fastembed cache folder or the model's own folder")
+    found: Path | None = None
+    revision = ""
+    if (snapshot := installed_path(info, source)) is not None or (
+        source.name.lower() == info.folder.lower() and (snapshot := installed_path(info, source.parent))
+    ):
+        found, revision = snapshot, snapshot.name
+    elif all((source / name).is_file() for name in info.files):
+        found, revision = source, _revision(source, info)
+    if found is None:
+        raise ModelError(
+            f"{source} holds no copy of {info.name}: expected a fastembed cache folder with {info.folder}/ "
+            f"in it, or a folder with {', '.join(info.files)}"
+        )
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    final = cache_dir / info.folder
+    # Build the copy beside its final place, then swap it in: an interrupted copy leaves no half model.
+    staging = Path(tempfile.mkdtemp(prefix=".installing-", dir=cache_dir))
+    try:
+        _copy_tree(found, staging / "snapshots" / revision)
+        (staging / "refs").mkdir()
+        (staging / "refs" / "main").write_text(revision, encoding="utf-8")
+        for old in _folders(cache_dir, info):
+            shutil.rmtree(old)
+        staging.rename(final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return final / "snapshots" / revision
+
+
+def catalogue_rows(cache_dir: Path) -> list[dict[str, Any]]:
+    """The catalogue as plain rows, each saying whether it is installed in `cache_dir`."""
+    return [
+        {
+            "name": info.name,
+            "dim": info.dim,
+            "size_gb": info.size_gb,
+            "installed": installed_path(info, cache_dir) is not None,
+            "description": info.description,
+        }
+        for info in catalogue()
+    ]

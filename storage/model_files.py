@@ -82,7 +82,11 @@ def describe(name: str) -> ModelInfo:
         if info.name.lower() == name.lower():
             return info
     names = [info.name for info in models]
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    # Users type the short name ("all-minilm-l6"): match it within the full names, then by similarity.
+    short = {info.name.split("/")[-1].lower(): info.name for info in models}
+    close = [full for key, full in short.items() if name.lower() in key]
+    close += [short[key] for key in difflib.get_close_matches(name.lower(), list(short), n=3, cutoff=0.6)]
+    close = list(dict.fromkeys(close))[:3]
     hint = f" Did you mean {' or '.join(close)}?" if close else ""
     raise ModelError(f"unknown embedding model {name!r}.{hint} `pastchats model list` shows the models available.")
 

@@ -154,3 +154,12 @@ def test_each_client_config_is_found_where_that_client_keeps_it_on_each_os(
     client: str, system: str, env: dict[str, str], expected: Path
 ) -> None:
     assert default_config_path(client, system, HOME, env) == expected
+
+
+def test_the_example_claude_desktop_config_is_a_working_entry() -> None:
+    example = Path(__file__).resolve().parents[2] / "claude_desktop_config.example.json"
+    entry = json.loads(example.read_text(encoding="utf-8"))["mcpServers"]["pastchats"]
+    assert entry["command"] == "pastchats"
+    result = CliRunner(env=entry.get("env", {})).invoke(cli, [*entry["args"], "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Run the MCP server" in result.stdout

@@ -81,7 +81,6 @@ def describe(name: str) -> ModelInfo:
     for info in models:
         if info.name.lower() == name.lower():
             return info
-    names = [info.name for info in models]
     # Users type the short name ("all-minilm-l6"): match it within the full names, then by similarity.
     short = {info.name.split("/")[-1].lower(): info.name for info in models}
     close = [full for key, full in short.items() if name.lower() in key]

@@ -37,7 +37,7 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     with opened(settings) as library:
         syncer = syncer_for(settings, library, paths)
         with progress_reporter(not as_json, "agent logs") as progress:
-            report = syncer.run_once(progress)
+            report = syncer.run_once(progress, embed=False)
         if not report.not_run:
             embed_with_progress(library, show=not as_json)
     if as_json:

@@ -108,7 +108,8 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     for row in rows:
         mark = "*" if row["current"] else " "
         size = f"{row['size_gb'] * 1000:.0f} MB"
-        click.echo(f"{mark} {row['name']:<{width}}  {row['dim']:>5}  {size:>8}  {'yes' if row['installed'] else ''}")
+        line = f"{mark} {row['name']:<{width}}  {row['dim']:>5}  {size:>8}  {'yes' if row['installed'] else ''}"
+        click.echo(line.rstrip())
     click.echo(f"* in use. Models folder: {settings.model_cache}")
 
 
@@ -161,16 +162,19 @@ def install(ctx: click.Context, name: str | None, source: Path | None) -> None:
 @click.pass_context
 def use(ctx: click.Context, name: str, source: Path | None) -> None:
     """Switch the store to another model (installing it first if needed) and re-embed every passage."""
-    from storage.model_files import installed_path
+    from server.embedding import embed_awaiting, switch_model
+    from storage.model_files import installed_path, store_model
 
     settings = _settings(ctx)
     info = _describe(name)
-    if source is not None or installed_path(info, settings.model_cache) is None:
-        click.echo(install_model(settings, info, source), err=True)
     if settings.model and settings.model != info.name:
         raise click.ClickException(
             f"PASTCHATS_MODEL (or --model) says {settings.model}: unset it, or set it to {info.name}"
         )
-    from server.embedding import switch_model
-
+    if source is not None or installed_path(info, settings.model_cache) is None:
+        click.echo(install_model(settings, info, source), err=True)
+    if store_model(settings.home) == info.name:
+        click.echo(f"The store already uses {info.name}.")
+        embed_awaiting(settings)
+        return
     switch_model(settings, info.name)

@@ -36,6 +36,7 @@ class PlainProgress:
         self.last_line = self.start
         self.done = 0
         self.total_known: int | None = None
+        self.printed = ""
 
     def line(self) -> str:
         if self.total_known:
@@ -49,11 +50,15 @@ class PlainProgress:
         now = time.monotonic()
         if now - self.last_line >= self.every:
             self.last_line = now
-            print(self.line(), file=self.stream, flush=True)
+            self._print()
 
     def finish(self) -> None:
-        if self.done:
-            print(self.line(), file=self.stream, flush=True)
+        if self.done and self.line() != self.printed:
+            self._print()
+
+    def _print(self) -> None:
+        self.printed = self.line()
+        print(self.printed, file=self.stream, flush=True)
 
 
 @contextmanager

@@ -87,18 +87,19 @@ class Syncer:
     def discover(self) -> tuple[list[SourceFile], list[Skip]]:
         return discover(self.env, self.home, self.extra_paths, self.formats)
 
-    def run_once(self, progress: Callable[[IngestProgress], None] | None = None) -> SyncReport:
+    def run_once(self, progress: Callable[[IngestProgress], None] | None = None, *, embed: bool = True) -> SyncReport:
         """One sync; never waits for the store: if another process is writing, it skips and says so.
-        Safe to call from a background thread."""
+        Safe to call from a background thread. `embed=False` leaves new passages awaiting embedding,
+        for a caller that embeds them next with a progress bar that knows the total."""
         report = SyncReport()
         try:
             with self.library.lock.hold(timeout=0):
-                self._sync(report, progress)
+                self._sync(report, progress, embed)
         except StoreError as exc:
             report.not_run = str(exc)
         return report
 
-    def _sync(self, report: SyncReport, progress: Callable[[IngestProgress], None] | None) -> None:
+    def _sync(self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool) -> None:
         state = SyncState.load(self.library.home)
         finish_deletes(self.library, state)  # a delete killed part way: before anything is read again
         reparse = state.exclusions != self.exclusions.fingerprint()
@@ -121,7 +122,7 @@ class Syncer:
         if plan:
             marks: dict[str, FileMark] = {}
             conversations = self._conversations(plan, set(state.forgotten), marks, report)
-            stats = self.library.import_conversations(conversations, progress=progress, wait=0)
+            stats = self.library.import_conversations(conversations, progress=progress, wait=0, embed=embed)
             report.record(stats)
             state.files.update(marks)
         if plan or reparse:

@@ -75,6 +75,7 @@ async def test_the_quick_start_works_keyword_only_then_hybrid_once_the_model_is_
     assert installed.returncode == 0, installed.stderr
     assert "loads and embeds" in installed.stdout
     assert "awaited the model" in installed.stdout
+    assert "embedding passages:" in installed.stderr  # progress: plain lines, stderr is not a terminal here
     assert any((home / ".cache" / "pastchats" / "models").glob("models--*/snapshots/*/model.onnx"))
     again = pastchats(fresh_venv, home, "model", "install", "--from", str(model_cache_dir))
     assert again.returncode == 0, again.stderr

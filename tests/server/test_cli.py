@@ -153,3 +153,16 @@ def test_reindex_reads_the_archive_back_and_says_what_it_did(home: Path) -> None
     assert result.output.splitlines()[0] == "Archive: 0 files read, 0 failed"
     report = json.loads(run(home, "reindex", "--json").output)
     assert (report["files_read"], report["conversations_new"], report["not_run"]) == (0, 0, None)
+
+
+def test_a_sync_in_which_a_file_failed_exits_non_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "user").mkdir()
+    monkeypatch.setenv("PASTCHATS_USER_HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("PASTCHATS_AGENT_ENV", "{}")
+    result = run(tmp_path / "store", "sync", "--path", str(tmp_path / "nowhere"))
+    assert result.exit_code == 1
+    assert "nowhere" in result.output
+    assert "Traceback" not in result.output
+    as_json = run(tmp_path / "store", "sync", "--path", str(tmp_path / "nowhere"), "--json")
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout)["files_failed"][0]["reason"] == "does not exist"

@@ -144,3 +144,26 @@ def test_ctrl_c_stops_an_http_server_at_once_even_with_a_client_connected(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_without_a_model_search_answers_from_keywords_and_fastembeds_own_log_lines_stay_out(
+    tmp_path: Path,
+) -> None:
+    env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "PASTCHATS_SYNC": "false"}
+    imported = subprocess.run(
+        [*serve_command(tmp_path / "store", "import", "--sample")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert imported.returncode == 0, imported.stderr
+    found = subprocess.run(
+        [*serve_command(tmp_path / "store", "search", "monstera yellow leaves")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert found.returncode == 0, found.stderr
+    assert "keyword-only results" in found.stdout
+    for output in (imported.stderr, found.stderr):
+        assert " | ERROR" not in output
+        assert " | WARNING" not in output
+        assert "fastembed" not in output.lower()

@@ -1,0 +1,44 @@
+"""A server that starts with the model embeds, in the background, the passages that awaited it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from server.app import build_server
+from server.settings import Settings
+from storage.embedder import HashEmbedder
+from storage.library import Library
+from tests.storage.helpers import conversation
+
+pytestmark = pytest.mark.anyio
+
+CHATS = [
+    conversation("nginx", ["How do I put nginx in front of Jellyfin?", "Use proxy_pass to port 8096."]),
+    conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."], day=1),
+]
+
+
+async def test_waiting_passages_are_embedded_after_start_while_the_tools_already_answer(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    Library.open(home, cache_dir=tmp_path / "no-models").import_conversations(CHATS)  # no model yet
+    opened: list[Library] = []
+
+    def with_model(settings: Settings) -> Library:
+        opened.append(Library.open(settings.home, embedder=HashEmbedder(384)))
+        return opened[-1]
+
+    server = build_server(Settings(home=home, sync=False), with_model)
+    async with Client(server) as client:
+        first = await client.call_tool("conversation_search", {"query": "sourdough starter"})
+        assert not first.is_error
+        with anyio.fail_after(60):
+            while opened[0].pending_embeddings():
+                await anyio.sleep(0.05)
+        after = await client.call_tool("conversation_search", {"query": "sourdough starter acetone"})
+    assert after.structured_content is not None
+    assert after.structured_content["mode"] == "hybrid"
+    assert after.structured_content["chats"][0]["uri"] == "bread"

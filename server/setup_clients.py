@@ -23,11 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from storage.errors import PastchatsError
+
 SERVER_NAME = "pastchats"
 System = Literal["Darwin", "Windows", "Linux"]
 
 
-class SetupError(Exception):
+class SetupError(PastchatsError):
     """The config cannot be read or written as it is; the message says what to do instead."""
 
 

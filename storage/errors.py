@@ -13,11 +13,13 @@ one short line. Each error is translated exactly once per surface: to an MCP `To
     │   ├── UnknownMessage             storage.errors: read_chat's `around` names no message
     │   └── UnknownProject             storage.errors: a project filter that names no project
     ├── EmbedderUnavailable            storage.errors: the embedding model cannot load (keyword-only)
+    ├── ModelError                     storage.model_files: a model cannot be found, installed or loaded
     ├── SourceError                    storage.errors: a source cannot be read at all (missing, unknown format)
     ├── Unusable                       importers._common: one conversation cannot be imported (becomes a skip)
     ├── BrokenJson                     importers._json: JSON stopped parsing part way (what came before is kept)
     ├── ArgumentError                  tools.arguments: tool arguments that do not fit the schema
-    └── InsecureBinding                server.transports: listening off loopback without a token
+    ├── InsecureBinding                server.transports: listening off loopback without a token
+    └── SetupError                     server.setup_clients: a client's config cannot be merged as it is
 
 `SourceError` lives here, beside the store's errors, so that every layer can name it without
 importing the layer above; `importers.base` re-exports it.

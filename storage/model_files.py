@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from storage.embedder import DEFAULT_MODEL, EmbedderUnavailable, FastEmbedder, route_fastembed_logs
+from storage.errors import PastchatsError
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-class ModelError(Exception):
+class ModelError(PastchatsError):
     """A model cannot be found, installed or loaded; the message names the next step."""
 
 

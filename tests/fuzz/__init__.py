@@ -1,0 +1,1 @@
+"""Property-based fuzzing of the importers and the tool arguments (hypothesis)."""

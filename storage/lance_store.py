@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,13 +21,16 @@ import pyarrow as pa
 from storage.chunking import Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
+from storage.lancedb_import import import_lancedb
 from storage.models import Conversation, Message
 from storage.times import naive_utc, utc
 from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.vector_matrix import VectorMatrix
 
-os.environ.setdefault("LANCEDB_LOG", "error")
-import lancedb
+if TYPE_CHECKING:
+    import lancedb
+else:  # lancedb's REST client deferred: half of its import time, unused by a store on disk
+    lancedb = import_lancedb()
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,16 @@ import click
 from importers import registry
 from importers.base import SourceError
 from server import wiring
-from server.cli_common import ISO, PastchatsGroup, as_tool, emit, json_option, make_settings, opened
+from server.cli_common import (
+    ISO,
+    PastchatsGroup,
+    as_tool,
+    catalog_or_library,
+    emit,
+    json_option,
+    make_settings,
+    opened,
+)
 from server.cli_data import COMMANDS
 from server.cli_model import model as model_commands
 from server.cli_setup import doctor, setup
@@ -138,14 +147,15 @@ def recent(
     as_json: bool,
 ) -> None:
     """List past chats by time: what the recent_chats tool answers."""
-    from tools import recent_chats  # deferred: pulls in the MCP SDK (start-up speed)
+    from tools import recent_listing  # deferred: the output models (start-up speed of --help)
 
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
+    with ExitStack() as stack:
+        source = catalog_or_library(settings, stack)
         output, text = as_tool(
-            recent_chats.NAME,
-            lambda: recent_chats.recent(
-                library,
+            recent_listing.NAME,
+            lambda: recent_listing.recent(
+                source,
                 n=n,
                 sort_order=sort_order,
                 before=before,
@@ -229,8 +239,9 @@ def serve(
 def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds: chats, messages, sources, projects, time span, model, size."""
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
-        info = library.stats()
+    with ExitStack() as stack:
+        source = catalog_or_library(settings, stack)
+        info = source.stats()
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(info), indent=2, default=str))
         return

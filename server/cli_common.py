@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,6 +18,7 @@ from storage.errors import PastchatsError
 from storage.times import parse_iso
 
 if TYPE_CHECKING:
+    from storage.catalog import Catalog
     from storage.library import Library
 
 T = TypeVar("T")
@@ -70,6 +71,15 @@ class PastchatsGroup(click.Group):
             raise
 
 
+def catalog_or_library(settings: Settings, stack: ExitStack) -> Catalog | Library:
+    """What `stats` and `recent` read: the catalog when it reflects the store as it is (no LanceDB
+    import at all), else the store itself, opened without the model (which also rebuilds the catalog)."""
+    from storage.catalog import Catalog  # deferred: the results models (start-up speed of --help)
+
+    catalog = stack.enter_context(Catalog.read(settings.home.expanduser(), settings.model_name()))
+    return catalog if catalog is not None else stack.enter_context(opened(settings, model=False))
+
+
 @contextmanager
 def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""
@@ -82,7 +92,7 @@ def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
 
 def as_tool(name: str, work: Callable[[], T]) -> T:
     """Run a tool body as the MCP server does: its errors read exactly as the model would see them."""
-    from tools.errors import guarded  # deferred: pulls in the MCP SDK (start-up speed)
+    from tools.errors import guarded  # deferred: not needed by commands that are no tool
 
     return guarded(name, work)
 

@@ -35,7 +35,8 @@ def _describe(name: str) -> ModelInfo:
 
 def model_report(settings: Settings, *, load: bool = True) -> dict[str, Any]:
     """Which model the store uses, where it is looked for, whether it is installed and loads."""
-    from storage.model_files import ModelError, installed_path, store_model, verify
+    from storage.model_files import ModelError, installed_path, verify
+    from storage.store_meta import store_model
 
     name = settings.model_name()
     report: dict[str, Any] = {
@@ -163,7 +164,8 @@ def install(ctx: click.Context, name: str | None, source: Path | None) -> None:
 def use(ctx: click.Context, name: str, source: Path | None) -> None:
     """Switch the store to another model (installing it first if needed) and re-embed every passage."""
     from server.embedding import embed_awaiting, switch_model
-    from storage.model_files import installed_path, store_model
+    from storage.model_files import installed_path
+    from storage.store_meta import store_model
 
     settings = _settings(ctx)
     info = _describe(name)

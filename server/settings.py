@@ -121,7 +121,8 @@ class Settings(BaseSettings):
 
     def model_name(self) -> str:
         """The model to use: the setting, else the one the store was embedded with, else the default."""
-        from storage.model_files import DEFAULT_MODEL, store_model
+        from storage.defaults import DEFAULT_MODEL
+        from storage.store_meta import store_model  # not storage.model_files: that pulls in NumPy
 
         return self.model or store_model(self.home) or DEFAULT_MODEL
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 from storage.chunking import Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
+from storage.hits import ConversationMeta
 from storage.lancedb_import import import_lancedb
 from storage.models import Conversation, Message
 from storage.times import naive_utc, utc
@@ -119,19 +120,6 @@ class UnitHit:
     message_ids: tuple[str, ...]
     similarity: float | None = None
     text: str | None = None
-
-
-@dataclass(frozen=True)
-class ConversationMeta:
-    id: str
-    source: str
-    title: str
-    created_at: datetime
-    updated_at: datetime
-    project: str | None
-    url: str | None
-    message_count: int
-    version: str
 
 
 META_COLUMNS = [

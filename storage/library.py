@@ -13,11 +13,12 @@ import html
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+from storage import catalog
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
@@ -25,22 +26,23 @@ from storage.errors import (
     NotFound,
     StoreBusy,
     StoreError,
-    StoreTooNew,
     UnknownMessage,
     UnknownProject,
 )
 from storage.filters import Filters, sql_in
+from storage.hits import ConversationMeta, chat_hit, shown
 from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.keyword_index import KeywordIndex
-from storage.lance_store import ConversationMeta, LanceStore
+from storage.lance_store import LanceStore
 from storage.locks import WriteLock
 from storage.models import Conversation
-from storage.recent import page_by_time, preview, preview_spans
+from storage.recent import StoreStats, project_spellings, recent_page, store_stats
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
-from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine, chat_hit, shown
-from storage.times import utc
+from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
+from storage.store_meta import STORE_FORMAT, read_meta, refuse_newer
 
 __all__ = [
+    "STORE_FORMAT",
     "IngestProgress",
     "IngestStats",
     "Library",
@@ -54,44 +56,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
-STORE_FORMAT = 2
 EMBED_BATCH = 512  # passages embedded per commit by `embed_pending`: ~10-30 s of model time here
-
-
-def read_meta(home: Path) -> dict[str, object]:
-    """`store.json`: the store's format version and which embedding model its vectors come from."""
-    try:
-        data = json.loads((home / "store.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def refuse_newer(home: Path) -> None:
-    """Stop before anything touches a store written by a newer pastchats: this one would misread it."""
-    found = read_meta(home).get("format")
-    if isinstance(found, int) and found > STORE_FORMAT:
-        raise StoreTooNew(
-            f"the store in {home} was written by a newer pastchats (store format {found}; this one reads "
-            f"formats up to {STORE_FORMAT}). Upgrade pastchats (`uv tool upgrade pastchats-mcp` or "
-            "`pipx upgrade pastchats-mcp`), or use another store with --home or PASTCHATS_HOME."
-        )
-
-
-@dataclass
-class StoreStats:
-    home: Path
-    conversations: int
-    messages: int
-    chunks: int
-    sources: dict[str, int]
-    projects: dict[str, int]
-    oldest: datetime | None
-    newest: datetime | None
-    model: str
-    disk_bytes: int
-    awaiting_embeddings: int = 0
 
 
 class Library:
@@ -183,7 +148,7 @@ class Library:
     def _heal(self) -> None:
         """Finish what a crashed writer left, rebuild a lost keyword index, re-embed after a model change."""
         try:
-            with self.lock.hold(timeout=0):
+            with self._writing(timeout=0):
                 stored_model = self._stored_meta().get("model")
                 if self.embedder is not None:
                     ingestor = self._ingestor()
@@ -212,6 +177,22 @@ class Library:
         except StoreBusy:
             log.info("another process is writing; it will finish any repair")
 
+    @contextmanager
+    def _writing(self, timeout: float) -> Iterator[None]:
+        """Hold the write lock; before letting go, bring the catalog (`storage.catalog`) in step with
+        what was written: the chats this hold named in the journal and any a crashed writer left
+        there, or every chat when the catalog did not reflect the store to begin with."""
+        with self.lock.hold(timeout=timeout):
+            mark = len(self.lock.touched)
+            before = catalog.recorded_stamps(self.home)
+            current = before is not None and before == catalog.table_stamps(self.store.path)
+            left = self.lock.pending()
+            yield
+            ids = [*left, *self.lock.touched[mark:]]
+            if current and not ids and catalog.table_stamps(self.store.path) == before:
+                return  # nothing was written
+            catalog.refresh(self.home, self.store, ids if current else None)
+
     @staticmethod
     def _repair(ingestor: Ingestor) -> None:
         # Opening serves reads too: a repair that cannot finish (disk full, a file we may not write)
@@ -237,7 +218,7 @@ class Library:
         await their embedding (`embed_pending`) before the vector leg finds them.
         """
         ingestor = self._ingestor()
-        with self.lock.hold(timeout=wait):
+        with self._writing(timeout=wait):
             ingestor.repair()
             stats = ingestor.ingest(conversations, progress, embed=embed)
             self._write_meta()
@@ -256,7 +237,7 @@ class Library:
 
         The passages are re-derived awaiting embedding (quick), then embedded in resumable batches.
         """
-        with self.lock.hold(timeout=-1):
+        with self._writing(timeout=-1):
             self.embedder, self.model_name, self.load_error = embedder, embedder.model_name, None
             self.engine.embedder = embedder
             ingestor = self._ingestor()
@@ -288,7 +269,7 @@ class Library:
         done = 0
         tried: set[str] = set()  # each conversation once per call: a row that cannot be embedded never loops
         while True:
-            with self.lock.hold(timeout=wait):
+            with self._writing(timeout=wait):
                 owners = {cid: n for cid, n in self.store.pending_owners().items() if cid not in tried}
                 if not owners:
                     if done:  # fold the new vectors in: searches then need no LanceDB lookups
@@ -311,7 +292,7 @@ class Library:
     def delete(self, uris: Iterable[str], *, wait: float = -1) -> int:
         """Remove conversations from every index; returns how many existed."""
         ids = list(dict.fromkeys(uris))
-        with self.lock.hold(timeout=wait):
+        with self._writing(timeout=wait):
             existing = sorted(self.store.metas(ids))
             if existing:
                 self.lock.begin(existing)
@@ -325,13 +306,7 @@ class Library:
 
     def resolve_project(self, project: str | None) -> tuple[str, ...] | None:
         """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject)."""
-        if project is None:
-            return None
-        known = self.store.column_counts("project")
-        names = tuple(sorted(p for p in known if p.casefold() == project.casefold()))
-        if not names:
-            raise UnknownProject(project, sorted(known, key=str.casefold))
-        return names
+        return project_spellings(self.store, project)
 
     def search(
         self,
@@ -382,29 +357,7 @@ class Library:
 
         A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
         """
-        projects = self.resolve_project(project)
-        timeline = self.store.timeline(Filters(project=projects, after=after, before=before))
-        page, more = page_by_time(timeline, n, sort_order)
-        metas = self.store.metas([cid for _, cid in page])
-        spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
-        messages = self.store.message_windows(spans)
-        times = self.store.message_spans(list(metas))
-        chats = [
-            chat_hit(metas[cid], preview(spans[cid], messages.get(cid, [])), span=times.get(cid))
-            for _, cid in page
-            if cid in metas
-        ]
-        notes = []
-        if len(page) > n:
-            notes.append(f"{len(page)} chats shown rather than {n}: they share an updated_at with the last one")
-        last = metas[page[-1][1]].updated_at if page and page[-1][1] in metas else None
-        return RecentResult(
-            chats=chats,
-            sort_order=sort_order,
-            next_before=last if more and sort_order == "desc" else None,
-            next_after=last if more and sort_order == "asc" else None,
-            notes=notes,
-        )
+        return recent_page(self.store, n=n, sort_order=sort_order, before=before, after=after, project=project)
 
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)
@@ -470,22 +423,7 @@ class Library:
         return self.store.iter_conversations(where)
 
     def stats(self) -> StoreStats:
-        conversations, messages, chunks = self.store.counts()
-        timeline = self.store.timeline(Filters())
-        times = [t for t, _ in timeline]
-        return StoreStats(
-            home=self.home,
-            conversations=conversations,
-            messages=messages,
-            chunks=chunks,
-            sources=self.store.column_counts("source"),
-            projects=self.store.column_counts("project"),
-            oldest=utc(min(times)) if times else None,
-            newest=utc(max(times)) if times else None,
-            model=self.model_name,
-            disk_bytes=self.store.disk_bytes(),
-            awaiting_embeddings=self.store.pending_count(),
-        )
+        return store_stats(self.store, self.home, self.model_name)
 
     def is_empty(self) -> bool:
         return self.store.is_empty()

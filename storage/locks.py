@@ -22,6 +22,8 @@ class WriteLock:
     def __init__(self, home: Path):
         self._lock = FileLock(str(home / "write.lock"))
         self.journal_path = home / "journal.json"
+        # Every id named by `begin` in this process: what a hold wrote, for the catalog to re-read.
+        self.touched: list[str] = []
 
     @contextmanager
     def hold(self, timeout: float = -1) -> Iterator[None]:
@@ -43,6 +45,7 @@ class WriteLock:
         return [str(x) for x in data.get("conversations", [])] if isinstance(data, dict) else []
 
     def begin(self, ids: list[str]) -> None:
+        self.touched.extend(ids)
         self._save(sorted(set(self.pending()) | set(ids)))
 
     def done(self, ids: list[str] | None = None) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -30,7 +29,6 @@ __all__ = [
     "download",
     "install_from",
     "installed_path",
-    "store_model",
     "verify",
 ]
 
@@ -110,16 +108,6 @@ def installed_path(info: ModelInfo, cache_dir: Path) -> Path | None:
         if all((snapshot / name).is_file() for name in info.files):
             return snapshot
     return None
-
-
-def store_model(home: Path) -> str | None:
-    """The model a store's vectors come from (its `store.json`), read without opening the store."""
-    try:
-        data = json.loads((home.expanduser() / "store.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    model = data.get("model") if isinstance(data, dict) else None
-    return model if isinstance(model, str) else None
 
 
 def verify(name: str, cache_dir: Path) -> int:

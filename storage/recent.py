@@ -1,16 +1,134 @@
-"""Time recall: pages of chats by `updated_at`, and the preview shown for each."""
+"""Time recall and store totals: pages of chats by `updated_at`, the preview shown for each, and
+`stats`. Written against `ChatSource`, which both the LanceDB store and the catalog
+(`storage.catalog`) provide, so that both answer identically."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from pathlib import Path
+from typing import Literal, Protocol
 
+from storage.errors import UnknownProject
+from storage.filters import Filters
+from storage.hits import ConversationMeta, chat_hit, shown
 from storage.models import Message
-from storage.results import Match
-from storage.search import shown
+from storage.results import Match, RecentResult
+from storage.times import utc
 
 PREVIEW_HEAD = 2  # the opening exchange says what a chat was about
 PREVIEW_TAIL = 2  # the last turns say where it ended
+
+
+class ChatSource(Protocol):
+    """The reads `recent` and `stats` need (`LanceStore` and `storage.catalog.Catalog`)."""
+
+    def timeline(self, filters: Filters) -> list[tuple[datetime, str]]: ...
+    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
+    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]: ...
+    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]: ...
+    def column_counts(self, column: str) -> dict[str, int]: ...
+    def counts(self) -> tuple[int, int, int]: ...
+    def pending_count(self) -> int: ...
+    def disk_bytes(self) -> int: ...
+
+
+class RecentSource(Protocol):
+    """What the recent_chats tool reads: a `Library`, or the catalog when it is current."""
+
+    def recent(
+        self,
+        *,
+        n: int = 3,
+        sort_order: Literal["asc", "desc"] = "desc",
+        before: datetime | None = None,
+        after: datetime | None = None,
+        project: str | None = None,
+    ) -> RecentResult: ...
+    def is_empty(self) -> bool: ...
+
+
+@dataclass
+class StoreStats:
+    home: Path
+    conversations: int
+    messages: int
+    chunks: int
+    sources: dict[str, int]
+    projects: dict[str, int]
+    oldest: datetime | None
+    newest: datetime | None
+    model: str
+    disk_bytes: int
+    awaiting_embeddings: int = 0
+
+
+def store_stats(source: ChatSource, home: Path, model: str) -> StoreStats:
+    conversations, messages, chunks = source.counts()
+    times = [t for t, _ in source.timeline(Filters())]
+    return StoreStats(
+        home=home,
+        conversations=conversations,
+        messages=messages,
+        chunks=chunks,
+        sources=source.column_counts("source"),
+        projects=source.column_counts("project"),
+        oldest=utc(min(times)) if times else None,
+        newest=utc(max(times)) if times else None,
+        model=model,
+        disk_bytes=source.disk_bytes(),
+        awaiting_embeddings=source.pending_count(),
+    )
+
+
+def project_spellings(source: ChatSource, project: str | None) -> tuple[str, ...] | None:
+    """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject)."""
+    if project is None:
+        return None
+    known = source.column_counts("project")
+    names = tuple(sorted(p for p in known if p.casefold() == project.casefold()))
+    if not names:
+        raise UnknownProject(project, sorted(known, key=str.casefold))
+    return names
+
+
+def recent_page(
+    source: ChatSource,
+    *,
+    n: int,
+    sort_order: Literal["asc", "desc"],
+    before: datetime | None,
+    after: datetime | None,
+    project: str | None,
+) -> RecentResult:
+    """Chats by `updated_at`; `before`/`after` are exclusive bounds and page through history.
+
+    A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
+    """
+    projects = project_spellings(source, project)
+    timeline = source.timeline(Filters(project=projects, after=after, before=before))
+    page, more = page_by_time(timeline, n, sort_order)
+    metas = source.metas([cid for _, cid in page])
+    spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
+    messages = source.message_windows(spans)
+    times = source.message_spans(list(metas))
+    chats = [
+        chat_hit(metas[cid], preview(spans[cid], messages.get(cid, [])), span=times.get(cid))
+        for _, cid in page
+        if cid in metas
+    ]
+    notes = []
+    if len(page) > n:
+        notes.append(f"{len(page)} chats shown rather than {n}: they share an updated_at with the last one")
+    last = metas[page[-1][1]].updated_at if page and page[-1][1] in metas else None
+    return RecentResult(
+        chats=chats,
+        sort_order=sort_order,
+        next_before=last if more and sort_order == "desc" else None,
+        next_after=last if more and sort_order == "asc" else None,
+        notes=notes,
+    )
 
 
 def page_by_time(

@@ -5,17 +5,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from storage.embedder import Embedder
-from storage.evidence import ChatEvidence, Strength, TermWeights, keyword_factor, strongest_first
+from storage.evidence import ChatEvidence, TermWeights, keyword_factor, strongest_first
 from storage.filters import Filters
 from storage.fusion import rrf
+from storage.hits import ConversationMeta, chat_hit, shown
 from storage.keyword_index import KeywordIndex
-from storage.lance_store import ConversationMeta, LanceStore, UnitHit
+from storage.lance_store import LanceStore, UnitHit
 from storage.models import Message
 from storage.query import AnalysedQuery, analyse
-from storage.results import ChatHit, Match, SearchMode, SearchResult, ShownMessage
+from storage.results import Match, SearchMode, SearchResult
 from storage.units import CHAT, MESSAGE, WINDOW, kind_of, message_chunk_id
 
 log = logging.getLogger(__name__)
@@ -94,41 +94,6 @@ class Ranking:
     weights: TermWeights
     # Units some leg found on their own (not only through a window around them): the ones shown.
     direct: frozenset[str] = frozenset()
-
-
-def chat_hit(
-    meta: ConversationMeta,
-    matches: list[Match] | None = None,
-    *,
-    span: tuple[datetime, datetime] | None = None,
-    strength: Strength | None = None,
-) -> ChatHit:
-    return ChatHit(
-        uri=meta.id,
-        title=meta.title,
-        url=meta.url,
-        source=meta.source,
-        project=meta.project,
-        created_at=meta.created_at,
-        updated_at=meta.updated_at,
-        first_message_at=span[0] if span else None,
-        last_message_at=span[1] if span else None,
-        message_count=meta.message_count,
-        strength=strength,
-        matches=matches or [],
-    )
-
-
-def shown(message: Message, matched: set[str]) -> ShownMessage:
-    return ShownMessage(
-        id=message.id,
-        index=message.index,
-        number=message.index + 1,
-        role=message.role,
-        text=message.text,
-        created_at=message.created_at,
-        matched=message.id in matched,
-    )
 
 
 class SearchEngine:

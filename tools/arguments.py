@@ -9,11 +9,13 @@ schema the model was given.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from storage.errors import PastchatsError
+from storage.times import utc
 
 EXAMPLES = {
     "query": "'nginx reverse proxy'",
@@ -89,3 +91,15 @@ def explain(tool: str, error: ValidationError, input_schema: Mapping[str, Any]) 
     if not lines:
         return f"The arguments do not fit {tool}'s input schema; its arguments are {', '.join(properties)}."
     return "; ".join(lines) + "."
+
+
+def window(after: datetime | None, before: datetime | None) -> tuple[datetime | None, datetime | None]:
+    """The (after, before) pair in UTC, refused when it is empty by construction."""
+    after, before = utc(after), utc(before)
+    if after is not None and before is not None and after >= before:
+        raise ArgumentError("`after` must be earlier than `before`; the window as given contains nothing.")
+    return after, before
+
+
+def blank_to_none(value: str | None) -> str | None:
+    return value.strip() or None if value is not None else None

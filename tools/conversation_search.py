@@ -11,7 +11,8 @@ from mcp.types import CallToolResult
 from pydantic import Field
 
 from storage.times import iso_z
-from tools.common import READ_ONLY, LibraryProvider, blank_to_none, run_tool, tool_result, window
+from tools.arguments import blank_to_none, window
+from tools.common import READ_ONLY, LibraryProvider, run_tool, tool_result
 from tools.errors import require_chats
 from tools.outputs import SearchOutput
 from tools.render import chat_block, document, quoted

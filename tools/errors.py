@@ -10,12 +10,12 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from mcp.server.mcpserver.exceptions import ToolError
-
 from storage.errors import NotFound, PastchatsError
 
 if TYPE_CHECKING:
-    from storage.library import Library
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from storage.recent import RecentSource
 
 logger = logging.getLogger("pastchats.tools")
 
@@ -29,8 +29,17 @@ EMPTY_STORE = (
 INTERNAL = "Internal error in pastchats; details are in the server log. Try again, or tell the user."
 
 
+def _tool_error_class() -> type[ToolError]:
+    # Imported when an error is raised, not with this module: `pastchats recent` runs a tool body
+    # without the MCP SDK (~0.75 s of start-up), and only its error paths need the class.
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    return ToolError
+
+
 def tool_error(exc: PastchatsError) -> ToolError:
     """The one translation of an expected failure into what the model reads."""
+    ToolError = _tool_error_class()  # the class, under its usual name
     if isinstance(exc, NotFound):
         return ToolError(f"{exc}. Use a uri exactly as a conversation_search or recent_chats result gives it.")
     return ToolError(str(exc))
@@ -40,16 +49,17 @@ def guarded(tool: str, work: Callable[[], T]) -> T:
     """Run a tool body, turning expected failures into actionable `ToolError`s and hiding crashes."""
     try:
         return work()
-    except ToolError:
-        raise
     except PastchatsError as exc:
         raise tool_error(exc) from None
-    except Exception:
+    except Exception as exc:
+        ToolError = _tool_error_class()
+        if isinstance(exc, ToolError):
+            raise
         logger.exception("%s failed", tool)
         raise ToolError(INTERNAL) from None
 
 
-def require_chats(library: Library) -> None:
+def require_chats(library: RecentSource) -> None:
     """Raise the empty-store error when nothing has been imported (checked only when a result is empty)."""
     if library.is_empty():
-        raise ToolError(EMPTY_STORE)
+        raise _tool_error_class()(EMPTY_STORE)

@@ -9,8 +9,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
+from tools.arguments import blank_to_none
 from tools.budget import fit_page
-from tools.common import READ_ONLY, LibraryProvider, blank_to_none, run_tool, tool_result
+from tools.common import READ_ONLY, LibraryProvider, run_tool, tool_result
 from tools.outputs import ReadOutput
 from tools.render import chat_block, document
 

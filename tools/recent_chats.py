@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from tools.budget import fit_recent
-from tools.common import READ_ONLY, LibraryProvider, blank_to_none, run_tool, tool_result, window
-from tools.errors import require_chats
+from tools import recent_listing
+from tools.common import READ_ONLY, LibraryProvider, run_tool, tool_result
 from tools.outputs import RecentOutput
-from tools.render import chat_block, document
 
-if TYPE_CHECKING:
-    from storage.library import Library
-
-NAME = "recent_chats"
+NAME = recent_listing.NAME  # the tool's behaviour lives there, free of the MCP SDK (for the CLI)
 
 DESCRIPTION = """\
 List the user's past chats by time, newest first (sort_order='asc' for oldest first).
@@ -46,35 +41,6 @@ After = Annotated[
 Project = Annotated[str | None, Field(description="Only chats in this project or workspace (any case).")]
 
 
-def render(output: RecentOutput) -> str:
-    if not output.chats:
-        lead = (
-            "No chats in that time window (when paging: this was the last page). Widen it, or drop the project filter."
-        )
-        return document([lead], output.notes)
-    blocks = [chat_block(hit, [m.messages for m in hit.matches]) for hit in output.chats]
-    return document(blocks, output.notes)
-
-
-def recent(
-    library: Library,
-    *,
-    n: int = 3,
-    sort_order: Literal["asc", "desc"] = "desc",
-    before: datetime | None = None,
-    after: datetime | None = None,
-    project: str | None = None,
-    budget: int = 12_000,
-) -> tuple[RecentOutput, str]:
-    """The tool's whole behaviour, without MCP: shared by the server and the CLI."""
-    after, before = window(after, before)
-    project = blank_to_none(project)
-    result = library.recent(n=n, sort_order=sort_order, before=before, after=after, project=project)
-    if not result.chats:
-        require_chats(library)
-    return fit_recent(result, budget, render)
-
-
 def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> None:
     @server.tool(name=NAME, title="Recent past chats", description=DESCRIPTION, annotations=READ_ONLY)
     async def recent_chats(
@@ -87,7 +53,7 @@ def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> N
         lib = await library()
         output, text = await run_tool(
             NAME,
-            recent,
+            recent_listing.recent,
             lib,
             n=n,
             sort_order=sort_order,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shutil
 import signal
 import socket
 import subprocess
@@ -31,9 +32,11 @@ sys.exit(code)
 """
 
 
-def probe(env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def probe(
+    env: dict[str, str], *args: str, heavy: tuple[str, ...] = HEAVY
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run a command in a fresh interpreter; which heavy packages it imported."""
-    script = PROBE.format(heavy=HEAVY)
+    script = PROBE.format(heavy=heavy)
     done = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=120)
     loaded = done.stderr.rsplit("LOADED", 1)[1].split()
     return done, set(loaded)
@@ -89,6 +92,25 @@ def test_reading_and_deleting_never_load_the_embedding_model(store: Path, env: d
     assert done.returncode in (0, 1), done.stderr
     assert "Traceback" not in done.stderr
     assert not loaded & {"fastembed", "onnxruntime"}, loaded
+
+
+STORE_ENGINE = ("lancedb", "pyarrow", "numpy", "fastembed", "onnxruntime", "mcp")
+
+
+def test_stats_and_recent_answer_from_the_catalog_without_the_store_engine_and_as_lancedb_would(
+    store: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "store"
+    shutil.copytree(store, home)  # new inodes: its catalog no longer names the tables' manifests
+    commands = [["stats"], ["stats", "--json"], ["recent"], ["recent", "-n", "5", "--sort-order", "asc", "--json"]]
+    for args in commands:
+        (home / "catalog.sqlite").unlink(missing_ok=True)
+        slow, loaded = probe(env, "--home", str(home), *args, heavy=STORE_ENGINE)
+        assert slow.returncode == 0, slow.stderr
+        assert "lancedb" in loaded  # answered from LanceDB, and rebuilt the catalog on the way
+        fast, loaded = probe(env, "--home", str(home), *args, heavy=STORE_ENGINE)
+        assert loaded == set(), (args, loaded)
+        assert fast.stdout == slow.stdout, args
 
 
 def test_serve_on_a_terminal_says_it_waits_for_a_client_and_stops_at_once_on_ctrl_c(

@@ -1,0 +1,358 @@
+"""The catalog: what `stats` and `recent` show, kept beside LanceDB so they answer without importing it.
+
+`<home>/catalog.sqlite` (stdlib sqlite3) holds one row per chat (its metadata, the messages a listing
+shows, its first and last message times) and the store's totals, all read through the same
+`LanceStore` methods that `stats` and `recent` use otherwise: the two paths cannot answer differently.
+It is derived state like the keyword index and the vector matrix: the writer refreshes it while it
+still holds the write lock, after the tables it reflects have committed, and records which version of
+each LanceDB table it reflects (the newest manifest in each table's `_versions/`). A reader trusts it
+only when those are still the newest manifests on disk (a directory listing and a `stat` per table);
+otherwise, or when the file is missing or unreadable, the caller answers from LanceDB, and the next
+open that gets the write lock rebuilds the catalog.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from storage.filters import Filters
+from storage.hits import ConversationMeta
+from storage.models import Message
+from storage.recent import StoreStats, preview_spans, recent_page, store_stats
+from storage.results import RecentResult
+from storage.store_meta import refuse_newer
+from storage.times import naive_utc
+
+if TYPE_CHECKING:
+    from storage.lance_store import LanceStore
+
+log = logging.getLogger(__name__)
+
+FILE = "catalog.sqlite"
+FORMAT = 1  # bumped when the catalog's layout changes: an older file is simply rebuilt
+TABLES = ("conversations", "messages", "chunks")
+BATCH = 200  # chats read from LanceDB per query when rebuilding
+_MANIFEST = re.compile(r"^(\d+)\.manifest$")
+_EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
+
+Stamp = tuple[int, int, int, int]  # (version, mtime_ns, size, inode) of a table's newest manifest
+
+SCHEMA = """
+CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE chats (
+    id TEXT PRIMARY KEY, source TEXT, title TEXT, created INTEGER, updated INTEGER, project TEXT,
+    url TEXT, message_count INTEGER, version TEXT, first_message INTEGER, last_message INTEGER,
+    preview TEXT NOT NULL
+);
+CREATE INDEX chats_updated ON chats (updated);
+"""
+
+
+def table_stamps(lancedb_dir: Path) -> dict[str, Stamp] | None:
+    """Each table's newest manifest as it is on disk, or None when one cannot be read.
+
+    Lance names manifests `<version>.manifest`, or (its newer scheme, 20 digits) `<u64::MAX -
+    version>.manifest` so that a listing finds the newest first. The stat fields tell a table dropped
+    and recreated at the same version number (the model changed) from the one that was there before.
+    """
+    stamps: dict[str, Stamp] = {}
+    for table in TABLES:
+        folder = lancedb_dir / f"{table}.lance" / "_versions"
+        try:
+            numbers = [int(m.group(1)) for name in os.listdir(folder) if (m := _MANIFEST.match(name))]
+        except OSError:
+            return None
+        if not numbers:
+            return None
+        descending = any(n >= 2**63 for n in numbers)
+        number = min(numbers) if descending else max(numbers)
+        path = folder / f"{number:020d}.manifest" if descending else folder / f"{number}.manifest"
+        try:
+            info = path.stat()
+        except OSError:
+            return None
+        version = 2**64 - 1 - number if descending else number
+        stamps[table] = (version, info.st_mtime_ns, info.st_size, info.st_ino)
+    return stamps
+
+
+def tree_bytes(path: Path) -> int:
+    """Bytes of every file under `path` (what `stats` reports as the store's size)."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _us(value: datetime | None) -> int | None:
+    naive = naive_utc(value)
+    return None if naive is None else (naive - _EPOCH) // timedelta(microseconds=1)
+
+
+def _naive(us: int | None) -> datetime | None:
+    return None if us is None else _EPOCH + timedelta(microseconds=us)
+
+
+def _aware(us: int | None) -> datetime | None:
+    return None if us is None else _time(us)
+
+
+def _time(us: int) -> datetime:
+    return (_EPOCH + timedelta(microseconds=us)).replace(tzinfo=UTC)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # mode=rw: never create the file here (a missing catalog is a miss, not an empty store)
+    connection = sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, timeout=5, isolation_level=None)
+    connection.row_factory = sqlite3.Row
+    return connection
+
+
+class Catalog:
+    """A consistent read of the catalog (one read transaction), valid for the LanceDB state it names.
+
+    Answers the `LanceStore` read methods that `stats` and `recent` use, with the same values.
+    """
+
+    def __init__(self, home: Path, connection: sqlite3.Connection, state: dict[str, Any], model: str):
+        self.home = home
+        self.model_name = model
+        self.path = home / "lancedb"
+        self._db = connection
+        self._state = state
+
+    @classmethod
+    @contextmanager
+    def read(cls, home: Path, model: str = "") -> Iterator[Catalog | None]:
+        """The catalog when it reflects LanceDB as it is now; None when missing, stale or unreadable.
+        `model`: the configured model, which `stats` names (as a library opened without it does)."""
+        refuse_newer(home)  # as opening the store would
+        path = home / FILE
+        if not path.is_file():
+            yield None
+            return
+        try:
+            connection = _connect(path)
+        except sqlite3.Error:
+            yield None
+            return
+        with closing(connection):
+            catalog = None
+            try:
+                connection.execute("BEGIN")
+                state = {row["key"]: json.loads(row["value"]) for row in connection.execute("SELECT * FROM state")}
+                current = table_stamps(home / "lancedb")
+                stamps = {t: tuple(v) for t, v in state.get("stamps", {}).items()}
+                if state.get("format") == FORMAT and current is not None and stamps == current:
+                    catalog = cls(home, connection, state, model)
+            except (sqlite3.Error, ValueError, TypeError, AttributeError) as exc:
+                log.info("catalog unreadable (%s): answering from LanceDB", exc)
+            yield catalog
+
+    def recent(
+        self,
+        *,
+        n: int = 3,
+        sort_order: Literal["asc", "desc"] = "desc",
+        before: datetime | None = None,
+        after: datetime | None = None,
+        project: str | None = None,
+    ) -> RecentResult:
+        """As `Library.recent`."""
+        return recent_page(self, n=n, sort_order=sort_order, before=before, after=after, project=project)
+
+    def stats(self) -> StoreStats:
+        """As `Library.stats`."""
+        return store_stats(self, self.home, self.model_name)
+
+    # ---- the LanceStore read methods, from the catalog ---------------------------------------
+
+    def counts(self) -> tuple[int, int, int]:
+        conversations, messages, chunks = self._state["counts"]
+        return int(conversations), int(messages), int(chunks)
+
+    def pending_count(self) -> int:
+        return int(self._state["pending"])
+
+    def is_empty(self) -> bool:
+        return self.counts()[0] == 0
+
+    def column_counts(self, column: str) -> dict[str, int]:
+        # Stored in LanceDB's scan order: `stats` lists ties in that order.
+        return {str(k): int(v) for k, v in self._state["column_counts"][column]}
+
+    def disk_bytes(self) -> int:
+        return tree_bytes(self.path)
+
+    def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
+        clauses, args = self._where(filters)
+        rows = self._db.execute(f"SELECT updated, id FROM chats{clauses}", args)  # placeholders only
+        return [(_EPOCH + timedelta(microseconds=row["updated"]), row["id"]) for row in rows]
+
+    @staticmethod
+    def _where(filters: Filters) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if filters.projects is not None:
+            clauses.append(f"project IN ({', '.join('?' for _ in filters.projects)})")
+            args += list(filters.projects)
+        if filters.source is not None:
+            clauses += ["source = ?"]
+            args += [filters.source]
+        if filters.after is not None:
+            clauses += ["updated > ?"]
+            args += [_us(filters.after)]
+        if filters.before is not None:
+            clauses += ["updated < ?"]
+            args += [_us(filters.before)]
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+    def _rows(self, ids: Sequence[str]) -> list[sqlite3.Row]:
+        found: list[sqlite3.Row] = []
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), 500):
+            batch = unique[start : start + 500]
+            marks = ", ".join("?" for _ in batch)
+            found += self._db.execute(f"SELECT * FROM chats WHERE id IN ({marks})", batch).fetchall()
+        return found
+
+    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
+        return {
+            row["id"]: ConversationMeta(
+                id=row["id"],
+                source=row["source"],
+                title=row["title"],
+                created_at=_time(row["created"]),
+                updated_at=_time(row["updated"]),
+                project=row["project"],
+                url=row["url"],
+                message_count=row["message_count"],
+                version=row["version"],
+            )
+            for row in self._rows(ids)
+        }
+
+    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
+        out: dict[str, list[Message]] = {}
+        for row in self._rows(list(windows)):
+            spans = windows[row["id"]]
+            for mid, index, role, text, created in json.loads(row["preview"]):
+                if any(first <= index <= last for first, last in spans):
+                    message = Message(id=mid, index=index, role=role, text=text, created_at=_aware(created))
+                    out.setdefault(row["id"], []).append(message)
+        return out
+
+    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
+        return {
+            row["id"]: (_time(row["first_message"]), _time(row["last_message"]))
+            for row in self._rows(ids)
+            if row["first_message"] is not None
+        }
+
+
+# ---- writing (the writer, holding the write lock) ------------------------------------------------
+
+
+def recorded_stamps(home: Path) -> dict[str, Stamp] | None:
+    """The table versions the catalog reflects (None: no usable catalog)."""
+    try:
+        with closing(_connect(home / FILE)) as connection:
+            row = connection.execute("SELECT value FROM state WHERE key = 'stamps'").fetchone()
+            fmt = connection.execute("SELECT value FROM state WHERE key = 'format'").fetchone()
+        if row is None or fmt is None or json.loads(fmt[0]) != FORMAT:
+            return None
+        return {str(t): (int(a), int(b), int(c), int(d)) for t, (a, b, c, d) in json.loads(row[0]).items()}
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+
+
+def refresh(home: Path, store: LanceStore, ids: Sequence[str] | None) -> None:
+    """Bring the catalog in step with `store`: re-read the chats `ids` (all of them when None, or
+    when there is no current catalog to update). Never fails the write it follows: on any error the
+    catalog is removed, and readers answer from LanceDB until the next refresh rebuilds it."""
+    try:
+        stamps = table_stamps(store.path)  # before reading: never newer than what was read
+        if stamps is None:
+            raise OSError(f"cannot read the table versions in {store.path}")
+        if ids is None:
+            _rebuild(home, store, stamps)
+        else:
+            _update(home, store, stamps, ids)
+    except Exception as exc:  # a derived index must not fail the write it follows
+        log.warning("could not update the catalog (%s); stats and recent read LanceDB until it is rebuilt", exc)
+        (home / FILE).unlink(missing_ok=True)
+
+
+def _state(store: LanceStore, stamps: dict[str, Stamp]) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "stamps": stamps,
+        "counts": list(store.counts()),
+        "pending": store.pending_count(),
+        "column_counts": {c: list(store.column_counts(c).items()) for c in ("source", "project")},
+    }
+
+
+def _chat_rows(store: LanceStore, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    metas = store.metas(ids)
+    spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
+    messages = store.message_windows(spans)
+    times = store.message_spans(list(metas))
+    rows = []
+    for cid, meta in metas.items():
+        shown = [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in messages.get(cid, [])]
+        first, last = times.get(cid, (None, None))
+        rows.append(
+            (
+                cid,
+                meta.source,
+                meta.title,
+                _us(meta.created_at),
+                _us(meta.updated_at),
+                meta.project,
+                meta.url,
+                meta.message_count,
+                meta.version,
+                _us(first),
+                _us(last),
+                json.dumps(shown, ensure_ascii=False),
+            )
+        )
+    return rows
+
+
+def _write(connection: sqlite3.Connection, store: LanceStore, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
+    for start in range(0, len(ids), BATCH):
+        batch = list(ids[start : start + BATCH])
+        marks = ", ".join("?" for _ in batch)
+        connection.execute(f"DELETE FROM chats WHERE id IN ({marks})", batch)
+        connection.executemany(f"INSERT INTO chats VALUES ({', '.join('?' * 12)})", _chat_rows(store, batch))
+    state = _state(store, stamps)
+    connection.executemany("INSERT OR REPLACE INTO state VALUES (?, ?)", [(k, json.dumps(v)) for k, v in state.items()])
+
+
+def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
+    tmp = home / f"{FILE}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    try:
+        with closing(sqlite3.connect(tmp, isolation_level=None)) as connection:
+            connection.executescript(SCHEMA)
+            connection.execute("BEGIN")
+            _write(connection, store, stamps, store.conversation_ids())
+            connection.execute("COMMIT")
+        os.replace(tmp, home / FILE)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _update(home: Path, store: LanceStore, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
+    with closing(_connect(home / FILE)) as connection:
+        connection.execute("BEGIN IMMEDIATE")
+        _write(connection, store, stamps, sorted(set(ids)))
+        connection.execute("COMMIT")

@@ -1,0 +1,42 @@
+"""`store.json`: which store format and embedding model a store holds. Free of LanceDB: read before
+the store opens (and by `stats` and `recent`, which answer from the catalog without opening it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from storage.errors import StoreTooNew
+
+# 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
+STORE_FORMAT = 2
+
+
+def read_meta(home: Path) -> dict[str, object]:
+    """`store.json`: the store's format version and which embedding model its vectors come from."""
+    try:
+        data = json.loads((home / "store.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def refuse_newer(home: Path) -> None:
+    """Stop before anything touches a store written by a newer pastchats: this one would misread it."""
+    found = read_meta(home).get("format")
+    if isinstance(found, int) and found > STORE_FORMAT:
+        raise StoreTooNew(
+            f"the store in {home} was written by a newer pastchats (store format {found}; this one reads "
+            f"formats up to {STORE_FORMAT}). Upgrade pastchats (`uv tool upgrade pastchats-mcp` or "
+            "`pipx upgrade pastchats-mcp`), or use another store with --home or PASTCHATS_HOME."
+        )
+
+
+def store_model(home: Path) -> str | None:
+    """The model a store's vectors come from (its `store.json`), read without opening the store."""
+    try:
+        data = json.loads((home.expanduser() / "store.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) else None

@@ -1,0 +1,162 @@
+"""The catalog answers `stats` and `recent` exactly as LanceDB does, or not at all (missing, stale or
+corrupt: the caller reads LanceDB, and the next open rebuilds it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from importers.sources.privacy import delete, forget
+from storage.catalog import FILE, Catalog
+from storage.embedder import HashEmbedder
+from storage.library import Library
+from tests.storage.helpers import conversation
+from tests.storage.test_crash_and_concurrency import start_writer, write_source
+from tools import recent_listing
+
+CASES: list[dict[str, Any]] = [
+    {},
+    {"n": 1},
+    {"n": 20},
+    {"n": 2, "sort_order": "asc"},
+    {"n": 5, "project": "HOMELAB"},
+    {"n": 5, "project": "no such project"},
+    {"n": 4, "before": datetime(2025, 1, 3, tzinfo=UTC)},
+    {"n": 4, "after": datetime(2025, 1, 2, tzinfo=UTC), "sort_order": "asc"},
+    {"after": datetime(2031, 1, 1, tzinfo=UTC)},
+    {"n": 3, "budget": 900},
+]
+
+
+def chats() -> list[Any]:
+    shared = datetime(2025, 1, 4, 9, tzinfo=UTC)  # ties: a page must not split them
+    return [
+        conversation("nginx", ["nginx in front of Jellyfin?", "proxy_pass to 8096.", "and TLS?", "certbot."] * 2),
+        conversation("bread", ["Sourdough smells of acetone", "Feed it twice a day."], project="baking", day=1),
+        conversation("lab1", ["Proxmox VLANs", "Tag the bridge."], project="homelab", day=2, updated=shared),
+        conversation("lab2", ["ZFS scrub schedule", "Monthly is fine."], project="Homelab", day=2, updated=shared),
+        conversation("solo", ["one lonely message"], source="claude", day=3),
+    ]
+
+
+def answers(source: Any) -> list[str]:
+    out = []
+    for case in CASES:
+        try:
+            output, text = recent_listing.recent(source, **case)
+        except Exception as exc:
+            out.append(f"{type(exc).__name__}: {exc}")
+        else:
+            out.append(output.model_dump_json() + "\n" + text)
+    return out
+
+
+def stats_json(source: Any) -> str:
+    return json.dumps(dataclasses.asdict(source.stats()), default=str)  # order-sensitive: ties keep scan order
+
+
+def assert_same(home: Path, library: Library) -> None:
+    with Catalog.read(home, library.model_name) as catalog:
+        assert catalog is not None, "the catalog should reflect the store"
+        assert stats_json(catalog) == stats_json(library)
+        assert answers(catalog) == answers(library)
+
+
+def open_library(home: Path) -> Library:
+    return Library.open(home, embedder=HashEmbedder())
+
+
+def test_the_catalog_answers_stats_and_recent_as_lancedb_does_through_imports_and_deletes(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    library = open_library(home)
+    assert_same(home, library)  # the empty store
+    library.import_conversations(chats())
+    assert_same(home, library)
+    grown = conversation(
+        "bread",
+        ["Sourdough smells of acetone", "Feed it twice a day.", "Still sour?", "Wait."],
+        project="baking",
+        day=1,
+    )
+    library.import_conversations([grown], embed=False)  # and passages awaiting embeddings
+    assert library.pending_embeddings() > 0
+    assert_same(home, library)
+    library.embed_pending()
+    assert_same(home, library)
+    assert delete(library, ["lab2"]) == ["lab2"]
+    assert_same(home, library)
+    assert forget(library, project="baking") == 1
+    assert_same(home, library)
+    library.delete([cid for cid, _ in library.store.titles()])
+    assert_same(home, library)  # empty again: the tools' empty-store error, from both
+
+
+def test_a_missing_stale_or_corrupt_catalog_is_not_used_and_the_next_open_rebuilds_it(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    library = open_library(home)
+    library.import_conversations(chats())
+    library.store.delete(["nginx"])  # a write that bypassed the writer's bookkeeping: the catalog is stale
+    with Catalog.read(home) as catalog:
+        assert catalog is None
+    assert_same(home, open_library(home))
+
+    (home / FILE).unlink()
+    with Catalog.read(home) as catalog:
+        assert catalog is None
+    assert_same(home, open_library(home))
+
+    for damage in (b"not a database at all", b""):
+        (home / FILE).write_bytes(damage)
+        with Catalog.read(home) as catalog:
+            assert catalog is None
+        assert_same(home, open_library(home))
+
+
+def test_a_killed_writer_leaves_a_catalog_that_is_either_current_or_unused(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    library = open_library(home)
+    library.import_conversations(chats())
+    source = write_source(tmp_path / "more.jsonl", range(1500))
+    writer = start_writer(home, source)
+    journal = home / "journal.json"
+    deadline = time.monotonic() + 120
+    while not journal.exists() and writer.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert writer.poll() is None, "the writer finished before it could be killed; make the source larger"
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+
+    with Catalog.read(home, library.model_name) as catalog:
+        if catalog is not None:  # killed before its first commit: the catalog still tells the truth
+            assert stats_json(catalog) == stats_json(library)
+    reader = Library.open(home, load_model=False)  # reads as it is, without the model: nothing repaired
+    assert reader.lock.pending(), "the killed write is still in the journal"
+    assert_same(home, reader)
+    repaired = open_library(home)
+    assert not repaired.lock.pending()
+    assert_same(home, repaired)
+
+
+@pytest.mark.parametrize("newer", [True, False])
+def test_a_store_from_a_newer_pastchats_is_refused_by_the_catalog_too(tmp_path: Path, newer: bool) -> None:
+    from storage.errors import StoreTooNew
+    from storage.library import STORE_FORMAT
+
+    home = tmp_path / "store"
+    open_library(home).import_conversations(chats())
+    meta = json.loads((home / "store.json").read_text())
+    (home / "store.json").write_text(json.dumps(meta | {"format": STORE_FORMAT + (1 if newer else 0)}))
+    if newer:
+        with pytest.raises(StoreTooNew), Catalog.read(home):
+            pass
+    else:
+        with Catalog.read(home) as catalog:
+            assert catalog is not None

@@ -1,17 +1,24 @@
 """Wall time of CLI commands a new user runs first, against a bare interpreter start in the same run.
 
     uv run python -m bench.cli_startup --repeats 15 [--baseline-repo ../main] [--model-cache DIR]
+                                        [--store DIR]
 
 Each round runs every command once, in the same order (so machine noise hits them alike); medians
-and p95 over the rounds. The store is the bundled sample chats, imported once with the real model when
-`--model-cache` is given (else keyword-only). `--baseline-repo` also times the same commands from
-another checkout's code (e.g. main before a change), through the same interpreter.
+and p95 over the rounds, of wall time and of CPU time (user + system: less sensitive to a busy
+machine). The store is the bundled sample chats, imported once with the real model when
+`--model-cache` is given (else keyword-only), or a copy of `--store` (e.g. the 100k perf store).
+`--baseline-repo` also times the same commands from another checkout's code (e.g. main before a
+change), through the same interpreter. `import lancedb` is also timed alone, plain and as pastchats
+imports it (`storage.lancedb_import`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -22,19 +29,35 @@ from pathlib import Path
 CLI = "import sys; sys.path.insert(0, {repo!r}); from server.cli import main; sys.argv[0] = 'pastchats'; main()"
 
 
-def commands(home: Path, missing: Path) -> dict[str, list[str]]:
+def commands(home: Path, missing: Path, uri: str) -> dict[str, list[str]]:
     return {
         "stats": ["--home", str(home), "stats"],
         "recent": ["--home", str(home), "recent"],
+        "read": ["--home", str(home), "read", uri],
+        "export": ["--home", str(home), "export", "--out", "-"],
+        "delete (no such chat)": ["--home", str(home), "delete", "no-such-chat"],
+        "forget (nothing matches)": ["--home", str(home), "forget", "--project", "no-such-project", "--yes"],
         "import of a missing path": ["--home", str(home), "import", str(missing)],
+        "argument error (recent -n 99)": ["recent", "-n", "99"],
         "--help": ["--help"],
     }
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
+IMPORTS = {
+    "import lancedb (plain)": "import lancedb",
+    "import lancedb (as pastchats does)": "import sys; sys.path.insert(0, {repo!r}); "
+    "from storage.lancedb_import import import_lancedb; import_lancedb()",
+}
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def p95(values: list[float]) -> float:
@@ -47,6 +70,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--baseline-repo", type=Path, help="also time this checkout's code (e.g. ../main)")
     parser.add_argument("--model-cache", type=Path, help="a fastembed cache holding the model")
+    parser.add_argument("--store", type=Path, help="time against a copy of this store instead of the sample")
     args = parser.parse_args()
 
     repo = Path(__file__).resolve().parents[1]
@@ -56,25 +80,42 @@ def main() -> None:
         env["PASTCHATS_MODEL_CACHE"] = str(args.model_cache)
         env["FASTEMBED_CACHE_PATH"] = str(args.model_cache)  # what an older checkout reads
     home = work / "store"
-    setup = [sys.executable, "-c", CLI.format(repo=str(repo)), "--home", str(home), "import", "--sample"]
-    subprocess.run(setup, env=env, check=True, capture_output=True)
+    if args.store:
+        shutil.copytree(args.store, home)
+    else:
+        setup = [sys.executable, "-c", CLI.format(repo=str(repo)), "--home", str(home), "import", "--sample"]
+        subprocess.run(setup, env=env, check=True, capture_output=True)
+    # One run first: a copied store's catalog names other inodes, so it is rebuilt (once) here.
+    listing = [sys.executable, "-c", CLI.format(repo=str(repo)), "--home", str(home), "recent", "-n", "1", "--json"]
+    uri = json.loads(subprocess.run(listing, env=env, check=True, capture_output=True, text=True).stdout)
+    uri = uri["chats"][0]["uri"]
 
     variants = {"this checkout": repo} | ({"baseline": args.baseline_repo.resolve()} if args.baseline_repo else {})
     runs: dict[str, list[str]] = {"bare interpreter (python -c pass)": [sys.executable, "-c", "pass"]}
-    for label, code in variants.items():
-        for name, argv in commands(home, work / "missing.json").items():
-            runs[f"{name} [{label}]"] = [sys.executable, "-c", CLI.format(repo=str(code)), *argv]
-    times: dict[str, list[float]] = {name: [] for name in runs}
+    for name, code in IMPORTS.items():
+        runs[name] = [sys.executable, "-c", code.format(repo=str(repo))]
+    for label, checkout in variants.items():
+        for name, argv in commands(home, work / "missing.json", uri).items():
+            runs[f"{name} [{label}]"] = [sys.executable, "-c", CLI.format(repo=str(checkout)), *argv]
+    walls: dict[str, list[float]] = {name: [] for name in runs}
+    cpus: dict[str, list[float]] = {name: [] for name in runs}
+    load = os.getloadavg()[0]
     for _ in range(args.repeats):
         for name, argv in runs.items():
-            times[name].append(timed(argv, env))
+            wall, cpu = timed(argv, env)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
 
-    bare = statistics.median(times["bare interpreter (python -c pass)"])
-    print(f"{args.repeats} rounds; {os.cpu_count()} cores; store: the sample chats")
-    print("| command | median s | p95 s | x bare interpreter |\n|---|---|---|---|")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"| {name} | {median:.3f} | {p95(values):.3f} | {median / bare:.1f} |")
+    bare = statistics.median(walls["bare interpreter (python -c pass)"])
+    bare_cpu = statistics.median(cpus["bare interpreter (python -c pass)"])
+    store = args.store or "the sample chats"
+    print(f"{args.repeats} rounds; {os.cpu_count()} cores; load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    print(f"store: {store}")
+    print("| command | median s | p95 s | x bare | CPU median s | CPU x bare |\n|---|---:|---:|---:|---:|---:|")
+    for name, values in walls.items():
+        median, cpu = statistics.median(values), statistics.median(cpus[name])
+        print(f"| {name} | {median:.3f} | {p95(values):.3f} | {median / bare:.1f} | {cpu:.3f} | {cpu / bare_cpu:.1f} |")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

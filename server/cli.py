@@ -12,9 +12,6 @@ from typing import TYPE_CHECKING, Literal
 
 import click
 
-from importers import registry
-from importers.base import SourceError
-from server import wiring
 from server.cli_common import (
     ISO,
     PastchatsGroup,
@@ -28,10 +25,28 @@ from server.cli_common import (
 from server.cli_data import COMMANDS
 from server.cli_model import model as model_commands
 from server.cli_setup import doctor, setup
-from server.settings import Settings
 
 if TYPE_CHECKING:
+    from server.settings import Settings
     from storage.library import Library
+
+
+class FormatChoice(click.Choice[str]):
+    """The importers' format names, listed only when shown or checked: importing the importers (and
+    pydantic with them) would slow down every `--help` and argument error."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # click sets a plain attribute; this one is computed
+    def choices(self) -> tuple[str, ...]:
+        from importers import registry
+
+        return tuple(registry.names())
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass
 
 
 @click.group(cls=PastchatsGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,7 +63,7 @@ def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) 
 
 @cli.command("import")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "format_", type=click.Choice(registry.names()), help="Skip detection.")
+@click.option("--format", "format_", type=FormatChoice(), help="Skip detection.")
 @click.option("--sample", is_flag=True, help="Import the bundled sample chats, to try pastchats out.")
 @json_option
 @click.pass_context
@@ -60,6 +75,10 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
     """
     if not paths and not sample:
         raise click.UsageError("pass one or more files or folders to import, or --sample")
+    from importers import registry
+    from importers.base import SourceError
+    from server import wiring
+
     settings = make_settings(ctx)
     for path in paths:  # a wrong path or format fails here, before the store and the model load
         try:
@@ -203,7 +222,7 @@ def serve(
     ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
 ) -> None:
     """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
-    from server import transports  # deferred: pulls in the MCP SDK (start-up speed)
+    from server import transports, wiring  # deferred: pulls in the MCP SDK (start-up speed)
     from server.app import build_server
 
     settings = make_settings(ctx, host=host, port=port)

@@ -9,15 +9,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from pydantic import BaseModel, ValidationError
 
-from server import wiring
-from server.logs import configure_logging
-from server.settings import Settings
 from storage.errors import PastchatsError
 from storage.times import parse_iso
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from server.settings import Settings
     from storage.catalog import Catalog
     from storage.library import Library
 
@@ -43,6 +42,13 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the st
 
 def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
     """The one Settings object: command-line flags over environment over defaults."""
+    # deferred, like every import a command needs but `--help` and argument errors do not: pydantic
+    # and the importers are most of what is left of start-up once LanceDB is out of the way
+    from pydantic import ValidationError
+
+    from server.logs import configure_logging
+    from server.settings import Settings
+
     given = {**ctx.ensure_object(dict), **overrides}
     try:
         settings = Settings(**{key: value for key, value in given.items() if value is not None})
@@ -83,6 +89,8 @@ def catalog_or_library(settings: Settings, stack: ExitStack) -> Catalog | Librar
 @contextmanager
 def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""
+    from server import wiring
+
     library = wiring.open_library(settings, load_model=model)
     try:
         yield library

@@ -13,8 +13,6 @@ from typing import Literal
 import click
 
 from server.cli_common import ISO, json_option, make_settings, opened
-from server.importing import progress_reporter
-from server.wiring import exclusions_from, syncer_for
 
 
 @click.command()
@@ -32,6 +30,8 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     Cursor), and keep a private copy of each log. Unchanged files are not read again."""
 
     from server.embedding import embed_with_progress  # deferred: pulls in lancedb (start-up speed)
+    from server.importing import progress_reporter
+    from server.wiring import syncer_for
 
     settings = make_settings(ctx)
     with opened(settings) as library:
@@ -60,6 +60,8 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     if read from the original files: links and projects are the originals', even for logs the agents
     have since deleted. Chats you deleted stay deleted; unchanged chats are not embedded again."""
     from importers.sources.reindex import Reindexer  # deferred: pulls in lancedb (start-up speed)
+    from server.importing import progress_reporter
+    from server.wiring import exclusions_from
 
     settings = make_settings(ctx)
     with opened(settings) as library:

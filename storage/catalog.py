@@ -44,7 +44,7 @@ BATCH = 200  # chats read from LanceDB per query when rebuilding
 _MANIFEST = re.compile(r"^(\d+)\.manifest$")
 _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
 
-Stamp = tuple[int, int, int, int]  # (version, mtime_ns, size, inode) of a table's newest manifest
+Stamp = tuple[int, int, int]  # (version, mtime_ns, size) of a table's newest manifest
 
 SCHEMA = """
 CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,7 +81,7 @@ def table_stamps(lancedb_dir: Path) -> dict[str, Stamp] | None:
         except OSError:
             return None
         version = 2**64 - 1 - number if descending else number
-        stamps[table] = (version, info.st_mtime_ns, info.st_size, info.st_ino)
+        stamps[table] = (version, info.st_mtime_ns, info.st_size)
     return stamps
 
 
@@ -267,7 +267,7 @@ def recorded_stamps(home: Path) -> dict[str, Stamp] | None:
             fmt = connection.execute("SELECT value FROM state WHERE key = 'format'").fetchone()
         if row is None or fmt is None or json.loads(fmt[0]) != FORMAT:
             return None
-        return {str(t): (int(a), int(b), int(c), int(d)) for t, (a, b, c, d) in json.loads(row[0]).items()}
+        return {str(t): (int(a), int(b), int(c)) for t, (a, b, c) in json.loads(row[0]).items()}
     except (sqlite3.Error, ValueError, TypeError):
         return None
 
@@ -299,14 +299,24 @@ def _state(store: LanceStore, stamps: dict[str, Stamp]) -> dict[str, Any]:
     }
 
 
-def _chat_rows(store: LanceStore, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+def _chat_rows(store: LanceStore, ids: Sequence[str], *, everything: bool = False) -> list[tuple[Any, ...]]:
+    """Catalog rows for these chats, read through the methods `recent` itself uses; `everything`
+    (all chats): the messages in one pass over the table instead, the same values found faster."""
     metas = store.metas(ids)
     spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
-    messages = store.message_windows(spans)
-    times = store.message_spans(list(metas))
+    times: dict[str, tuple[int | None, int | None]]
+    if everything:
+        previews, found = _one_pass(store, spans)
+        times = dict(found)
+    else:
+        windows = store.message_windows(spans)
+        previews = {
+            cid: [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in ms] for cid, ms in windows.items()
+        }
+        times = {cid: (_us(a), _us(b)) for cid, (a, b) in store.message_spans(list(metas)).items()}
     rows = []
     for cid, meta in metas.items():
-        shown = [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in messages.get(cid, [])]
+        shown = previews.get(cid, [])
         first, last = times.get(cid, (None, None))
         rows.append(
             (
@@ -319,20 +329,49 @@ def _chat_rows(store: LanceStore, ids: Sequence[str]) -> list[tuple[Any, ...]]:
                 meta.url,
                 meta.message_count,
                 meta.version,
-                _us(first),
-                _us(last),
+                first,
+                last,
                 json.dumps(shown, ensure_ascii=False),
             )
         )
     return rows
 
 
-def _write(connection: sqlite3.Connection, store: LanceStore, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
-    for start in range(0, len(ids), BATCH):
-        batch = list(ids[start : start + BATCH])
-        marks = ", ".join("?" for _ in batch)
-        connection.execute(f"DELETE FROM chats WHERE id IN ({marks})", batch)
-        connection.executemany(f"INSERT INTO chats VALUES ({', '.join('?' * 12)})", _chat_rows(store, batch))
+def _one_pass(
+    store: LanceStore, spans: dict[str, list[tuple[int, int]]]
+) -> tuple[dict[str, list[list[Any]]], dict[str, tuple[int, int]]]:
+    """Each chat's preview messages in position order, and its first and last message times."""
+    previews: dict[str, list[list[Any]]] = {}
+    times: dict[str, tuple[int, int]] = {}
+    for row in store.message_rows(["conversation_id", "id", "position", "role", "text", "created_at"]):
+        cid, index, when = row["conversation_id"], row["position"], _us(row["created_at"])
+        if any(first <= index <= last for first, last in spans.get(cid, ())):
+            previews.setdefault(cid, []).append([row["id"], index, row["role"], row["text"], when])
+        if when is not None:
+            first_at, last_at = times.get(cid, (when, when))
+            times[cid] = (min(first_at, when), max(last_at, when))
+    for shown in previews.values():
+        shown.sort(key=lambda message: int(message[1]))
+    return previews, times
+
+
+def _write(
+    connection: sqlite3.Connection,
+    store: LanceStore,
+    stamps: dict[str, Stamp],
+    ids: Sequence[str],
+    *,
+    everything: bool = False,
+) -> None:
+    insert = f"INSERT INTO chats VALUES ({', '.join('?' * 12)})"
+    if everything:  # a new file: nothing to delete, and the messages are read in one pass
+        connection.executemany(insert, _chat_rows(store, ids, everything=True))
+    else:
+        for start in range(0, len(ids), BATCH):
+            batch = list(ids[start : start + BATCH])
+            marks = ", ".join("?" for _ in batch)
+            connection.execute(f"DELETE FROM chats WHERE id IN ({marks})", batch)
+            connection.executemany(insert, _chat_rows(store, batch))
     state = _state(store, stamps)
     connection.executemany("INSERT OR REPLACE INTO state VALUES (?, ?)", [(k, json.dumps(v)) for k, v in state.items()])
 
@@ -344,7 +383,7 @@ def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
         with closing(sqlite3.connect(tmp, isolation_level=None)) as connection:
             connection.executescript(SCHEMA)
             connection.execute("BEGIN")
-            _write(connection, store, stamps, store.conversation_ids())
+            _write(connection, store, stamps, store.conversation_ids(), everything=True)
             connection.execute("COMMIT")
         os.replace(tmp, home / FILE)
     finally:

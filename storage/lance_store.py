@@ -348,6 +348,11 @@ class LanceStore:
                 found.setdefault(row["embed_key"], np.asarray(row["vector"], dtype=np.float32))
         return found
 
+    def message_rows(self, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
+        """Every message row (these columns), streamed: rebuilding derived state in one pass."""
+        for batch in self.messages.search().select(list(columns)).limit(None).to_batches(8192):
+            yield from batch.to_pylist()
+
     def chunk_rows(self, where: str | None = None) -> Iterator[dict[str, Any]]:
         columns = ["id", "conversation_id", "kind", "first_index", "last_index", "message_ids", "text"]
         columns += ["source", "project", "updated_at", "at"]

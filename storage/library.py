@@ -4,6 +4,7 @@ Everything above storage (the CLI, the MCP tools, the benchmarks) goes through `
 
 Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (Tantivy, derived),
 `vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.vector_matrix`),
+`catalog.sqlite` (what `stats` and `recent` show, derived, read without LanceDB: `storage.catalog`),
 `store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`.
 """
 

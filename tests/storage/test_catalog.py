@@ -160,3 +160,23 @@ def test_a_store_from_a_newer_pastchats_is_refused_by_the_catalog_too(tmp_path: 
     else:
         with Catalog.read(home) as catalog:
             assert catalog is not None
+
+
+def test_a_rebuilt_catalog_holds_exactly_what_the_writer_kept_up_to_date(tmp_path: Path) -> None:
+    import sqlite3
+
+    def dump(home: Path) -> list[tuple[Any, ...]]:
+        with sqlite3.connect(home / FILE) as db:
+            return (
+                db.execute("SELECT * FROM chats ORDER BY id").fetchall()
+                + db.execute("SELECT * FROM state ORDER BY key").fetchall()
+            )
+
+    home = tmp_path / "store"
+    library = open_library(home)
+    library.import_conversations(chats()[:2])
+    library.import_conversations(chats()[2:])  # the catalog kept up to date chat by chat
+    kept = dump(home)
+    (home / FILE).unlink()
+    open_library(home)  # rebuilt in one pass over the messages
+    assert dump(home) == kept

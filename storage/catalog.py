@@ -19,7 +19,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -286,7 +286,8 @@ def refresh(home: Path, store: LanceStore, ids: Sequence[str] | None) -> None:
             _update(home, store, stamps, ids)
     except Exception as exc:  # a derived index must not fail the write it follows
         log.warning("could not update the catalog (%s); stats and recent read LanceDB until it is rebuilt", exc)
-        (home / FILE).unlink(missing_ok=True)
+        with suppress(OSError):  # left behind, its recorded versions no longer match: it is not used
+            (home / FILE).unlink(missing_ok=True)
 
 
 def _state(store: LanceStore, stamps: dict[str, Stamp]) -> dict[str, Any]:

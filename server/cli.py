@@ -195,13 +195,13 @@ def recent(
 @click.pass_context
 def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
     """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
-    from tools import read_chat  # deferred: pulls in the MCP SDK (start-up speed)
+    from tools import read_page  # deferred: the output models (start-up speed of --help)
 
     settings = make_settings(ctx)
     with opened(settings, model=False) as library:
         output, text = as_tool(
-            read_chat.NAME,
-            lambda: read_chat.read(
+            read_page.NAME,
+            lambda: read_page.read(
                 library, uri, offset=offset, limit=limit, around=around, budget=settings.output_budget_chars
             ),
         )

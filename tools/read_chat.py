@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import Field
 
-from tools.arguments import blank_to_none
-from tools.budget import fit_page
+from tools import read_page
 from tools.common import READ_ONLY, LibraryProvider, run_tool, tool_result
 from tools.outputs import ReadOutput
-from tools.render import chat_block, document
 
-if TYPE_CHECKING:
-    from storage.library import Library
-
-NAME = "read_chat"
+NAME = read_page.NAME  # the tool's behaviour lives there, free of the MCP SDK (for the CLI)
 
 DESCRIPTION = """\
 Read one past chat's messages in order, a page at a time: use it when a conversation_search or \
@@ -38,31 +32,6 @@ Around = Annotated[
 ]
 
 
-def render(output: ReadOutput) -> str:
-    return document([chat_block(output.chat, [output.messages])], output.notes)
-
-
-def read(
-    library: Library,
-    uri: str,
-    *,
-    offset: int = 0,
-    limit: int = 40,
-    around: int | str | None = None,
-    budget: int = 12_000,
-) -> tuple[ReadOutput, str]:
-    """The tool's whole behaviour, without MCP: shared by the server and the CLI."""
-    uri = uri.strip()
-    if not uri:
-        raise ToolError(
-            "uri is empty. Pass the uri of a chat, as a conversation_search or recent_chats result shows it."
-        )
-    if isinstance(around, str):
-        around = blank_to_none(around)
-    page = library.read_chat(uri, offset=offset, limit=limit, around=around)
-    return fit_page(page, budget, limit, render)
-
-
 def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> None:
     @server.tool(name=NAME, title="Read a past chat", description=DESCRIPTION, annotations=READ_ONLY)
     async def read_chat(
@@ -72,5 +41,7 @@ def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> N
         around: Around = None,
     ) -> Annotated[CallToolResult, ReadOutput]:
         lib = await library()
-        output, text = await run_tool(NAME, read, lib, uri, offset=offset, limit=limit, around=around, budget=budget)
+        output, text = await run_tool(
+            NAME, read_page.read, lib, uri, offset=offset, limit=limit, around=around, budget=budget
+        )
         return tool_result(output, text)

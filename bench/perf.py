@@ -31,25 +31,38 @@ def main(argv: list[str] | None = None) -> None:
     build.add_argument("--vectors", choices=["hash", "model"], default="hash")
     build.add_argument("--model", default=DEFAULT_MODEL, help="the model the store is for (hash vectors claim it)")
     build.add_argument("--seed", type=int, default=12)
+    build.add_argument(
+        "--deferred", action="store_true", help="`pastchats import`'s path: store first, then embed in batches"
+    )
     run = commands.add_parser("run", help="measure a store built by `build`")
     run.add_argument("--home", type=Path, required=True)
     run.add_argument("--repeats", type=int, default=40, help="searches per measurement")
     run.add_argument("--spawns", type=int, default=5, help="server start-ups per measurement")
     run.add_argument("--only", default="", help="comma list: search,startup,rss,disk,import")
     run.add_argument("--import-messages", type=int, default=600, help="messages for the real-model import run")
+    run.add_argument(
+        "--import-direct", action="store_true", help="import embedding at once, not `pastchats import`'s way"
+    )
     run.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "build":
         from bench.perf_build import build as build_store
 
-        record = build_store(args.home, args.messages, vectors=args.vectors, model=args.model, seed=args.seed)
+        record = build_store(
+            args.home, args.messages, vectors=args.vectors, model=args.model, seed=args.seed, deferred=args.deferred
+        )
         print(json.dumps(record, indent=2))
     else:
         from bench.perf_run import run as run_all
 
         only = {part for part in args.only.split(",") if part}
         results = run_all(
-            args.home, repeats=args.repeats, spawns=args.spawns, only=only, import_messages=args.import_messages
+            args.home,
+            repeats=args.repeats,
+            spawns=args.spawns,
+            only=only,
+            import_messages=args.import_messages,
+            import_deferred=not args.import_direct,
         )
         text = json.dumps(results, indent=2)
         print(text)

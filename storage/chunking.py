@@ -17,6 +17,21 @@ MAX_EMBEDDED_PASSAGES = 64
 
 _SENTENCE_END = re.compile(r"[.!?:;]$|\n$")
 
+# The embed key of a passage that gets no vector: it is stored and keyword-indexed, and left out of the
+# vector leg (`storage.lance_store.VECTOR_ROWS`).
+NO_EMBEDDING = ""
+# Acknowledgements carry nothing a question could be about; embedding them costs model time and adds
+# near-duplicate vectors that crowd real answers. A message made only of these words (at most
+# `TRIVIAL_WORDS` of them) is kept for keyword search and not embedded.
+TRIVIAL_WORDS = 6
+_ACKNOWLEDGEMENT = frozenset(
+    """ok okay k kk thanks thank thx ty you yes yeah yep yup no nope sure great perfect got it that
+    worked works cool nice awesome good sounds continue go on ahead please right alright fine done
+    lol haha wow amazing agreed exactly correct true makes sense understood noted will do much a lot
+    lgtm np""".split()
+)
+_WORDS = re.compile(r"[^\W\d_]+|\d+")
+
 
 @dataclass(frozen=True)
 class Chunk:
@@ -52,6 +67,19 @@ def split_passages(text: str, size: int = PASSAGE_WORDS, overlap: int = OVERLAP_
             break
         start = max(end - overlap, start + 1)
     return passages
+
+
+def is_trivial(text: str) -> bool:
+    """An acknowledgement ("ok", "thanks!", "perfect, that worked"): nothing in it to search by meaning."""
+    words = _WORDS.findall(text.lower())
+    return len(words) <= TRIVIAL_WORDS and all(word in _ACKNOWLEDGEMENT for word in words)
+
+
+def embeds(message: Message) -> bool:
+    """Whether a message's passages get vectors. Tool output (logs, file dumps, command results) is
+    found by its identifiers, which keyword search matches exactly; embedding it is most of the model
+    time on coding chats. Acknowledgements say nothing. Both stay keyword-searchable."""
+    return message.role != "tool" and not is_trivial(message.text)
 
 
 def _speaker(message: Message) -> str:
@@ -99,12 +127,14 @@ def chunk_conversation(
         context = ""
         if options.title:
             context += f"{conversation.title}\n"
-        if options.previous_words and previous is not None and previous.text.strip():
+        # Tool output says nothing a reply answers: its tail (log lines) would only blur the reply's vector.
+        if options.previous_words and previous is not None and previous.role != "tool" and previous.text.strip():
             context += f"{_speaker(previous)}: {_tail_words(previous.text, options.previous_words)}\n"
         speaker = f"{_speaker(message)}: " if options.speaker else ""
+        vector = embeds(message)
         for part, passage in enumerate(passages):
             embedded_part = min(part, MAX_EMBEDDED_PASSAGES - 1)
-            embed_text = f"{context}{speaker}{passages[embedded_part]}"
+            embed_text = f"{context}{speaker}{passages[embedded_part]}" if vector else ""
             chunks.append(
                 Chunk(
                     id=message_chunk_id(conversation.id, message.index, part),
@@ -115,7 +145,7 @@ def chunk_conversation(
                     message_ids=(message.id,),
                     text=passage,
                     embed_text=embed_text,
-                    embed_key=content_hash(model_name, embed_text),
+                    embed_key=content_hash(model_name, embed_text) if vector else NO_EMBEDDING,
                 )
             )
         previous = message

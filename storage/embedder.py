@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import re
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +21,11 @@ from storage.errors import EmbedderUnavailable
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
+
+# The model reads at most 256 word pieces; a word piece is rarely over 16 characters, and a "word" of
+# over 100 characters is read as one unknown piece. Cutting longer texts first spares the tokenizer a
+# pasted blob without whitespace (which passage splitting cannot cut) and changes the embedding of no ordinary text.
+MAX_EMBED_CHARS = 256 * 16
 
 
 class Embedder(Protocol):
@@ -62,6 +69,32 @@ def route_fastembed_logs() -> None:
     _routed = True
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
+_contained = False
+
+
+def contain_malloc() -> None:
+    """Keep glibc's malloc from holding on to the model's freed working memory (idempotent).
+
+    Each batch allocates tens of MB of activations and frees them. glibc raises its mmap threshold
+    after such a free, so later buffers come from heaps that do not shrink, one heap per onnxruntime
+    thread. A fixed threshold serves large buffers from mmap, returned at free; fewer heaps bound the
+    rest. No-op where the C library is not glibc.
+    """
+    global _contained
+    if _contained or not sys.platform.startswith("linux"):
+        return
+    _contained = True
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # musl and others: nothing to tune
+        return
+    mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 8 << 20)
+    mallopt(_M_ARENA_MAX, 2)
+
+
 def _normalise(matrix: Vectors) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -83,6 +116,7 @@ class FastEmbedder:
         route_fastembed_logs()
         from fastembed import TextEmbedding
 
+        contain_malloc()
         kwargs: dict[str, Any] = {"model_name": model_name, "enable_cpu_mem_arena": False}
         if cache_dir is not None:
             kwargs["cache_dir"] = str(cache_dir)
@@ -109,9 +143,15 @@ class FastEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
+        # A batch is padded to its longest text: texts of like length batched together waste no model
+        # time on padding (realistic chat passages: see docs/BENCHMARKS.md "Import").
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        ordered = [texts[i][:MAX_EMBED_CHARS] for i in order]
         with self._lock:
-            rows = list(self._model.embed(list(texts), batch_size=self._batch_size))
-        return _normalise(np.asarray(rows, dtype=np.float32))
+            rows = np.asarray(list(self._model.embed(ordered, batch_size=self._batch_size)), dtype=np.float32)
+        out = np.empty_like(rows)
+        out[np.asarray(order, dtype=np.intp)] = rows
+        return _normalise(out)
 
     def embed_query(self, text: str) -> Vectors:
         with self._lock:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from storage.chunking import DEFAULT_OPTIONS, Chunk, ChunkOptions, chunk_conversation
+from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation
 from storage.embedder import Embedder, Vectors
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore, unit_time
@@ -214,10 +214,10 @@ class Ingestor:
     def _vectors(self, chunks: Sequence[Chunk], embed: bool = True) -> tuple[Vectors, list[bool], int, int]:
         """Each chunk's vector (stored ones reused by content key), and which chunks await theirs."""
         keys = [ch.embed_key for ch in chunks]
-        known = self.store.vectors_for(keys)
+        known = self.store.vectors_for([k for k in keys if k != NO_EMBEDDING])
         missing: dict[str, str] = {}
         for ch in chunks:
-            if ch.embed_key not in known:
+            if ch.embed_key not in known and ch.embed_key != NO_EMBEDDING:
                 missing.setdefault(ch.embed_key, ch.embed_text)
         if missing and embed and self.embedder is not None:
             fresh = self.embedder.embed_documents(list(missing.values()))
@@ -226,9 +226,10 @@ class Ingestor:
         else:
             embedded = 0
         blank = np.zeros(self.store.dim, np.float32)
-        pending = [k not in known for k in keys]
+        pending = [k not in known and k != NO_EMBEDDING for k in keys]  # keyword-only rows never wait
         matrix = np.stack([known.get(k, blank) for k in keys]) if keys else np.zeros((0, self.store.dim), np.float32)
-        return matrix.astype(np.float32), pending, embedded, len(keys) - len(missing)
+        reused = sum(1 for k in keys if k != NO_EMBEDDING) - len(missing)
+        return matrix.astype(np.float32), pending, embedded, reused
 
     def embed_some(self, conversation_ids: Sequence[str]) -> int:
         """Embed the passages of these conversations that await it; returns how many texts were embedded.

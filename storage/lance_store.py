@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from storage.chunking import Chunk
+from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
 from storage.hits import ConversationMeta
@@ -72,6 +72,11 @@ def _message_schema() -> pa.Schema:
             pa.field("version", pa.string()),
         ]
     )
+
+
+# The rows that have a vector: not awaiting their embedding, and not kept for keyword search only
+# (tool output, acknowledgements: `storage.chunking.embeds`).
+VECTOR_ROWS = f"NOT pending AND embed_key != {sql_string(NO_EMBEDDING)}"
 
 
 def _chunk_schema(dim: int) -> pa.Schema:
@@ -244,7 +249,7 @@ class LanceStore:
     def build_matrix(self) -> int:
         """Rewrite the matrix from the `chunks` table as it is now. Returns its row count."""
         version = int(self.chunks.version)
-        query = self.chunks.search().where("NOT pending").select([*MATRIX_COLUMNS, "vector"]).limit(None)
+        query = self.chunks.search().where(VECTOR_ROWS).select([*MATRIX_COLUMNS, "vector"]).limit(None)
         schema = pa.schema([_chunk_schema(self.dim).field(name) for name in MATRIX_COLUMNS])
         return self.matrix.build(query.to_batches(8192), version, schema)
 
@@ -342,7 +347,7 @@ class LanceStore:
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):
             batch = unique[start : start + 500]
-            where = f"{sql_in('embed_key', batch)} AND NOT pending"
+            where = f"{sql_in('embed_key', batch)} AND {VECTOR_ROWS}"
             query = self.chunks.search().where(where).select(["embed_key", "vector"])
             for row in query.limit(None).to_arrow().to_pylist():
                 found.setdefault(row["embed_key"], np.asarray(row["vector"], dtype=np.float32))
@@ -390,7 +395,7 @@ class LanceStore:
     ) -> list[tuple[float, UnitHit]]:
         columns = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
         query = self.chunks.search(vector.tolist()).metric("cosine").select(columns).limit(limit)
-        where = " AND ".join(part for part in (filters.unit_sql(), scope, "NOT pending") if part)
+        where = " AND ".join(part for part in (filters.unit_sql(), scope, VECTOR_ROWS) if part)
         query = query.where(where, prefilter=True)
         return [(1.0 - float(r["_distance"]), _unit_hit(r)) for r in query.to_arrow().to_pylist()]
 

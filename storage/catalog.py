@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from storage.filters import Filters
 from storage.hits import ConversationMeta
+from storage.locks import WriteLock
 from storage.models import Message
 from storage.recent import StoreStats, preview_spans, recent_page, store_stats
 from storage.results import RecentResult
@@ -134,7 +135,9 @@ class Catalog:
         `model`: the configured model, which `stats` names (as a library opened without it does)."""
         refuse_newer(home)  # as opening the store would
         path = home / FILE
-        if not path.is_file():
+        # A delete committed and not finished (killed): its chats may still be in the tables the
+        # catalog matches; opening the store finishes it, so answer from there instead.
+        if not path.is_file() or WriteLock(home).deleting():
             yield None
             return
         try:

@@ -6,14 +6,15 @@ Every derived row carries the `version` (fingerprint) of the conversation it was
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -36,10 +37,45 @@ else:  # lancedb's REST client deferred: half of its import time, unused by a st
 log = logging.getLogger(__name__)
 
 TIMESTAMP = pa.timestamp("us")
-# Old versions are deleted once the newest is this old: far longer than any single read takes.
-CLEANUP_GRACE = timedelta(seconds=5)
-CLEANUP_ABOVE = 1.2  # ... and only when the tables take more than this times their live data,
-CLEANUP_MIN_EXCESS = 32_000_000  # and that excess is worth a pause (small stores never wait)
+# An old version's files are deleted only once a newer version has existed for this long. A query
+# reads the version that was newest when it began, to its end, whatever is committed meanwhile; under
+# load one query took well over 5 s (the old grace), so a reader lost a file to cleanup mid-read
+# (docs/BENCHMARKS.md, "Load"). No query takes minutes; and a read that still loses a file is retried
+# once at the newest version (`_survives_cleanup`), whose files no cleanup deletes.
+CLEANUP_GRACE = timedelta(minutes=10)
+# LanceDB measures a version's age from its own clock reading, taken a moment after ours: versions this
+# close to the cut are kept for the next cleanup rather than risk deleting one superseded too recently.
+CLEANUP_MARGIN = timedelta(minutes=1)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def vanished_file(error: BaseException) -> bool:
+    """Whether a read failed because a file of the version it began on was deleted under it."""
+    text = str(error).lower()
+    return isinstance(error, (RuntimeError, OSError, ValueError)) and ("not found" in text or "no such file" in text)
+
+
+def _survives_cleanup(method: Callable[Concatenate[LanceStore, P], R]) -> Callable[Concatenate[LanceStore, P], R]:
+    """Run a read again, once, if an old version's cleanup deleted a file under it.
+
+    Reads take no lock (they must never wait for a writer). With a read consistency interval of 0 the
+    second attempt starts from the newest version, and the newest version's files are never deleted; a
+    second loss would need another whole commit, compaction and `CLEANUP_GRACE` within that one read.
+    """
+
+    def read(self: LanceStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except (RuntimeError, OSError, ValueError) as error:
+            if not vanished_file(error):
+                raise
+            log.info("a read lost a file to old-version cleanup (%s); reading the newest version", error)
+            return method(self, *args, **kwargs)
+
+    functools.update_wrapper(read, method)
+    return read
 
 
 def _conversation_schema() -> pa.Schema:
@@ -196,6 +232,7 @@ class LanceStore:
         if "at" not in self.chunks.schema.names:
             self.chunks.add_columns({"at": "updated_at"})
 
+    @_survives_cleanup
     def chunk_dim(self) -> int:
         return int(self.chunks.schema.field("vector").type.list_size)
 
@@ -224,6 +261,7 @@ class LanceStore:
 
     # ---- the vector matrix (derived; rebuilt by writers, who hold the write lock) -------------
 
+    @_survives_cleanup
     def chunks_version(self) -> int:
         """The `chunks` table's latest version, without a LanceDB call while nothing was committed.
 
@@ -255,6 +293,7 @@ class LanceStore:
 
     # ---- reads -------------------------------------------------------------------------------
 
+    @_survives_cleanup
     def versions(self, ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for start in range(0, len(ids), 500):
@@ -264,16 +303,19 @@ class LanceStore:
                 out[row["id"]] = row["version"]
         return out
 
+    @_survives_cleanup
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
         if not ids:
             return {}
         query = self.conversations.search().where(sql_in("id", list(ids))).select(META_COLUMNS)
         return {row["id"]: _meta(row) for row in query.limit(None).to_arrow().to_pylist()}
 
+    @_survives_cleanup
     def conversation(self, conversation_id: str) -> Conversation | None:
         rows = self.conversations.search().where(f"id = {sql_string(conversation_id)}").limit(1).to_arrow().to_pylist()
         return self.to_conversation(rows[0]) if rows else None
 
+    @_survives_cleanup
     def conversation_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The stored rows as they are (not validated): what repair reads, so one bad row cannot stop it."""
         if not ids:
@@ -294,6 +336,7 @@ class LanceStore:
             messages=[Message.model_validate(m) for m in json.loads(row["messages_json"])],
         )
 
+    @_survives_cleanup
     def conversation_ids(self, where: str | None = None) -> list[str]:
         query = self.conversations.search().select(["id"]).limit(None)
         if where:
@@ -304,12 +347,17 @@ class LanceStore:
         ids = self.conversation_ids(where)
         for start in range(0, len(ids), batch):
             chunk = ids[start : start + batch]
-            rows = self.conversations.search().where(sql_in("id", chunk)).limit(None).to_arrow().to_pylist()
-            by_id = {row["id"]: row for row in rows}
+            by_id = self._rows_by_id(chunk)
             for cid in chunk:
                 if cid in by_id:
                     yield self.to_conversation(by_id[cid])
 
+    @_survives_cleanup
+    def _rows_by_id(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        rows = self.conversations.search().where(sql_in("id", list(ids))).limit(None).to_arrow().to_pylist()
+        return {row["id"]: row for row in rows}
+
+    @_survives_cleanup
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
         """(updated_at, id) of every conversation passing the filters; small columns only."""
         query = self.conversations.search().select(["id", "updated_at"]).limit(None)
@@ -322,6 +370,7 @@ class LanceStore:
     def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
         return self.message_windows({conversation_id: [(first, last)]}).get(conversation_id, [])
 
+    @_survives_cleanup
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
         """Messages in index ranges of several chats, in one read; each chat's messages in order."""
         clauses = [
@@ -341,6 +390,7 @@ class LanceStore:
             out.setdefault(r["conversation_id"], []).append(message)
         return out
 
+    @_survives_cleanup
     def vectors_for(self, keys: Sequence[str]) -> dict[str, Vectors]:
         """Stored embeddings by content key: unchanged text is never embedded twice."""
         found: dict[str, Vectors] = {}
@@ -358,14 +408,15 @@ class LanceStore:
         for batch in self.messages.search().select(list(columns)).limit(None).to_batches(8192):
             yield from batch.to_pylist()
 
-    def chunk_rows(self, where: str | None = None) -> Iterator[dict[str, Any]]:
+    def chunk_rows(self, where: str | None = None, *, batch: int = 8192) -> Iterator[dict[str, Any]]:
+        """Every passage's row, streamed (for writers, who hold the lock: no cleanup can run meanwhile)."""
         columns = ["id", "conversation_id", "kind", "first_index", "last_index", "message_ids", "text"]
         columns += ["source", "project", "updated_at", "at"]
         query = self.chunks.search().select(columns).limit(None)
         if where:
             query = query.where(where)
-        for batch in query.to_batches(8192):
-            yield from batch.to_pylist()
+        for rows in query.to_batches(batch):
+            yield from rows.to_pylist()
 
     def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
         """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly;
@@ -390,6 +441,7 @@ class LanceStore:
             hits.sort(key=lambda pair: pair[0], reverse=True)
         return hits[:limit]
 
+    @_survives_cleanup
     def _lance_vector_search(
         self, vector: Vectors, limit: int, filters: Filters, scope: str | None = None
     ) -> list[tuple[float, UnitHit]]:
@@ -399,6 +451,7 @@ class LanceStore:
         query = query.where(where, prefilter=True)
         return [(1.0 - float(r["_distance"]), _unit_hit(r)) for r in query.to_arrow().to_pylist()]
 
+    @_survives_cleanup
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
         """(first, last) message time of each chat that has message times at all."""
         if not ids:
@@ -415,12 +468,14 @@ class LanceStore:
             spans[cid] = (min(first, when), max(last, when))
         return spans
 
+    @_survives_cleanup
     def pending_count(self, conversation_ids: Sequence[str] | None = None) -> int:
         """Passages awaiting their embedding (in these conversations, or in all)."""
         if conversation_ids is None:
             return int(self.chunks.count_rows("pending"))
         return int(self.chunks.count_rows(f"pending AND {sql_in('conversation_id', list(conversation_ids))}"))
 
+    @_survives_cleanup
     def pending_owners(self) -> dict[str, int]:
         """How many passages await their embedding, per conversation (in id order)."""
         table = self.chunks.search().where("pending").select(["conversation_id"]).limit(None).to_arrow()
@@ -429,26 +484,32 @@ class LanceStore:
             counts[cid] = counts.get(cid, 0) + 1
         return counts
 
+    @_survives_cleanup
     def message_position(self, conversation_id: str, message_id: str) -> int | None:
         """The 0-based position of a message (by id) in its conversation, or None."""
         where = f"conversation_id = {sql_string(conversation_id)} AND id = {sql_string(message_id)}"
         rows = self.messages.search().where(where).select(["position"]).limit(1).to_arrow().to_pylist()
         return int(rows[0]["position"]) if rows else None
 
-    def titles(self) -> Iterator[tuple[str, str]]:
+    @_survives_cleanup
+    def titles(self) -> list[tuple[str, str]]:
         """(conversation id, title) for every stored conversation."""
         table = self.conversations.search().select(["id", "title"]).limit(None).to_arrow()
-        yield from zip(table.column("id").to_pylist(), table.column("title").to_pylist(), strict=True)
+        return list(zip(table.column("id").to_pylist(), table.column("title").to_pylist(), strict=True))
 
+    @_survives_cleanup
     def is_empty(self) -> bool:
         return int(self.conversations.count_rows()) == 0
 
+    @_survives_cleanup
     def chunk_count(self) -> int:
         return int(self.chunks.count_rows())
 
+    @_survives_cleanup
     def counts(self) -> tuple[int, int, int]:
         return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
 
+    @_survives_cleanup
     def column_counts(self, column: str) -> dict[str, int]:
         table = self.conversations.search().select([column]).limit(None).to_arrow()
         out: dict[str, int] = {}
@@ -576,34 +637,54 @@ class LanceStore:
             result.append(found)
         return result[0], result[1]
 
-    def optimize(self, *, cleanup: bool = True, min_excess: int = CLEANUP_MIN_EXCESS) -> None:
-        """Compact the tables, then delete the versions a compaction or import left behind.
-
-        Callers hold the write lock. Readers in other processes see the latest version at each query
-        (read consistency interval 0), so a file is only unsafe to delete while a query that began on
-        an older version is still reading it: old versions are deleted once the newest has been the
-        newest for `CLEANUP_GRACE`. Only when the tables take notably more room than their live data
-        (`min_excess=0`: whatever the size).
-        """
-        tables = (self.conversations, self.messages, self.chunks)
-        for table in tables:
+    def optimize(self, *, grace: timedelta = CLEANUP_GRACE) -> None:
+        """Compact the tables (callers hold the write lock), then delete what every reader has left behind."""
+        for table in self._tables():
             try:
                 table.optimize()
             except Exception as exc:  # compaction is housekeeping; a failure must not fail an import
                 log.warning("could not compact %s: %s", table.name, exc)
-        disk, live = self.disk_bytes(), self.live_bytes()
-        if not cleanup or disk <= CLEANUP_ABOVE * live or disk - live < min_excess:
-            return
-        time.sleep(CLEANUP_GRACE.total_seconds())  # every newest version was made before this wait began
-        for table in tables:
-            try:  # unverified files are safe to delete: no other writer can be mid-commit (the lock)
-                table.optimize(cleanup_older_than=CLEANUP_GRACE, delete_unverified=True)
-            except Exception as exc:
+        self.prune(grace=grace)
+
+    def prune(self, *, grace: timedelta = CLEANUP_GRACE) -> None:
+        """Delete the versions that were superseded at least `grace` ago (callers hold the write lock).
+
+        Nothing waits: what a write has just superseded stays until a later write or open prunes it.
+        A version is only ever read by queries that began while it was the newest, so once its
+        successor is `grace` old only a query running longer than that could still need its files.
+        """
+        for table in self._tables():
+            try:
+                older_than = self._prunable_age(table, grace)
+                if older_than is None:
+                    continue
+                # Unverified files are safe to delete: no other writer can be mid-commit (the lock).
+                table.optimize(cleanup_older_than=older_than, delete_unverified=True)
+            except Exception as exc:  # housekeeping: the next write or open tries again
                 log.warning("could not delete old versions of %s: %s", table.name, exc)
+
+    @staticmethod
+    def _prunable_age(table: Any, grace: timedelta) -> timedelta | None:
+        """The `cleanup_older_than` that deletes exactly the versions superseded `grace` ago or more."""
+        # list_versions gives naive local times (datetime.fromtimestamp): compare with the same clock.
+        now = datetime.now()
+        versions = sorted(table.list_versions(), key=lambda v: int(v["version"]))
+        stamps: list[datetime] = [v["timestamp"] for v in versions]
+        superseded_by = [newer for newer in stamps[1:] if newer <= now - grace]
+        if not superseded_by:
+            return None
+        # Every version made before `cut` was superseded in time (grace 0: every version but the newest).
+        cut = max(superseded_by) - min(CLEANUP_MARGIN, grace)
+        if stamps[0] >= cut:
+            return None  # nothing that old: no need to call LanceDB at all
+        return max(now - cut, timedelta(milliseconds=1))  # 0 would make LanceDB warn
+
+    def _tables(self) -> tuple[Any, Any, Any]:
+        return self.conversations, self.messages, self.chunks
 
     def live_bytes(self) -> int:
         """Bytes of the tables' current versions (what the disk would hold with no history)."""
-        return sum(int(t.stats()["total_bytes"]) for t in (self.conversations, self.messages, self.chunks))
+        return sum(int(t.stats()["total_bytes"]) for t in self._tables())
 
     def disk_bytes(self) -> int:
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())

@@ -80,6 +80,7 @@ class Library:
         self.store = LanceStore(home / "lancedb", dim)
         self.keywords = KeywordIndex(home / "keyword")
         self.engine = SearchEngine(self.store, self.keywords, embedder)
+        self.lock.on_acquire = self._finish_deletes
 
     @classmethod
     def open(
@@ -175,6 +176,7 @@ class Library:
                         ingestor.rebuild_keywords()
                 if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost
                     log.info("building the vector matrix (%d passages)", self.store.build_matrix())
+                self.store.prune()  # what the last writes superseded, once no reader can still need it
         except StoreBusy:
             log.info("another process is writing; it will finish any repair")
 
@@ -291,17 +293,50 @@ class Library:
                 progress(min(done, total), total)
 
     def delete(self, uris: Iterable[str], *, wait: float = -1) -> int:
-        """Remove conversations from every index; returns how many existed."""
+        """Remove conversations from every index; returns how many existed.
+
+        Crash-atomic: the ids are committed to the journal before any row goes, and whoever next holds
+        the write lock (any command or server opening the store) finishes removing them. Ids that a
+        killed delete left (`unfinished_deletes`) are taken off the journal here: the caller has them.
+        """
         ids = list(dict.fromkeys(uris))
-        with self._writing(timeout=wait):
+        with self._writing(timeout=wait):  # taking the lock finishes any delete a kill interrupted
             existing = sorted(self.store.metas(ids))
             if existing:
-                self.lock.begin(existing)
-                self.store.delete(existing)
-                self.keywords.replace(existing, [], {})
-                # Only these ids: others in the journal still await a repair.
-                self.lock.done(existing)
+                self.lock.commit_delete(existing)
+                self._remove(existing)
+            if existing or set(ids) & set(self.unfinished_deletes()):
+                self.lock.finished_delete(ids, taken=True)
             return len(existing)
+
+    def commit_delete(self, uris: Iterable[str], *, wait: float = -1) -> None:
+        """Commit to deleting these conversations before doing it: from now on, if this process dies,
+        the next command or server to open the store removes them. Nothing is removed yet: call
+        `delete`, which also takes them off the journal once the caller has recorded them."""
+        with self.lock.hold(timeout=wait):
+            self.lock.commit_delete(dict.fromkeys(uris))
+
+    def unfinished_deletes(self) -> list[str]:
+        """Conversations a delete committed to and whose caller may not have recorded them (it was
+        killed): removed from every index, or about to be. `delete` them to take them off the list."""
+        return sorted(set(self.lock.deleting()) | set(self.lock.deleted()))
+
+    def _remove(self, ids: list[str]) -> None:
+        self.store.delete(ids)
+        self.keywords.replace(ids, [], {})
+
+    def _finish_deletes(self) -> None:
+        """Remove what a killed delete committed to (run by whoever takes the write lock)."""
+        ids = self.lock.deleting()
+        if not ids:
+            return
+        try:
+            log.warning("finishing an interrupted delete of %d conversation(s)", len(ids))
+            self._remove(ids)
+        except Exception:  # opening serves reads too; the journal keeps the ids for the next holder
+            log.exception("could not finish an interrupted delete; the next write retries")
+            return
+        self.lock.finished_delete(ids, taken=False)
 
     # ---- reads -------------------------------------------------------------------------------
 

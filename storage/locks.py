@@ -3,13 +3,24 @@
 Reads never take the lock. A write names the conversations it is about to touch in the journal before it
 starts and clears it when every index has committed; whoever next holds the lock re-derives those
 conversations from the truth (the `conversations` table), so a kill at any point heals.
+
+Deletes have their own two lists in the same file (`journal.json`):
+
+- `deleting`: conversations a delete has committed to removing; their rows may still be in some index.
+  Whoever next holds the lock (any command, any server: `on_acquire`) removes them first.
+- `deleted`: removed by such a finish rather than by the delete itself, which may have been killed
+  before its caller recorded them (the sync state's forgotten list, a layer above). They stay here
+  until a caller takes them (`Library.unfinished_deletes`, `Library.delete`).
+
+Writing a conversation again (`begin`) drops it from both lists: a deliberate re-import outranks a
+delete that never finished.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,13 +28,17 @@ from filelock import FileLock, Timeout
 
 from storage.errors import StoreBusy
 
+LISTS = ("conversations", "deleting", "deleted")
+
 
 class WriteLock:
-    def __init__(self, home: Path):
+    def __init__(self, home: Path, on_acquire: Callable[[], None] | None = None):
         self._lock = FileLock(str(home / "write.lock"))
         self.journal_path = home / "journal.json"
         # Every id named by `begin` in this process: what a hold wrote, for the catalog to re-read.
         self.touched: list[str] = []
+        # Run by whoever takes the lock (not by nested holds): finishes what a killed writer committed to.
+        self.on_acquire = on_acquire
 
     @contextmanager
     def hold(self, timeout: float = -1) -> Iterator[None]:
@@ -33,33 +48,83 @@ class WriteLock:
         except Timeout:
             raise StoreBusy from None
         try:
+            if self.on_acquire is not None and self._lock.lock_counter == 1:
+                self.on_acquire()
             yield
         finally:
             self._lock.release()
 
     def pending(self) -> list[str]:
-        try:
-            data = json.loads(self.journal_path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            return []
-        return [str(x) for x in data.get("conversations", [])] if isinstance(data, dict) else []
+        """Conversations a write began and did not finish (to re-derive from the truth)."""
+        return self._load()["conversations"]
 
     def begin(self, ids: list[str]) -> None:
         self.touched.extend(ids)
-        self._save(sorted(set(self.pending()) | set(ids)))
+        data = self._load()
+        written = set(ids)
+        data["conversations"] = sorted(set(data["conversations"]) | written)
+        data["deleting"] = [cid for cid in data["deleting"] if cid not in written]
+        data["deleted"] = [cid for cid in data["deleted"] if cid not in written]
+        self._save(data)
 
     def done(self, ids: list[str] | None = None) -> None:
         """Every index has committed these ids (all, by default); the rest stay for the next repair."""
-        left = [] if ids is None else sorted(set(self.pending()) - set(ids))
-        if left:
-            self._save(left)
-        else:
-            self.journal_path.unlink(missing_ok=True)
+        data = self._load()
+        data["conversations"] = [] if ids is None else sorted(set(data["conversations"]) - set(ids))
+        self._save(data)
 
-    def _save(self, ids: list[str]) -> None:
+    # ---- deletes ---------------------------------------------------------------------------------
+
+    def deleting(self) -> list[str]:
+        """Conversations a delete committed to removing whose rows may still be somewhere."""
+        return self._load()["deleting"]
+
+    def deleted(self) -> list[str]:
+        """Conversations removed on a killed delete's behalf, not yet taken by a caller."""
+        return self._load()["deleted"]
+
+    def commit_delete(self, ids: Iterable[str]) -> None:
+        """The point of no return of a delete: from here on, the next lock holder removes them."""
+        ids = list(ids)
+        self.touched.extend(ids)  # what the catalog re-reads after this hold
+        data = self._load()
+        data["deleting"] = sorted(set(data["deleting"]) | set(ids))
+        self._save(data)
+
+    def finished_delete(self, ids: Iterable[str], *, taken: bool) -> None:
+        """Every index has dropped these ids. `taken`: the caller has recorded them wherever it needs
+        to (else they move to `deleted`, for the caller's layer to take later)."""
+        gone = set(ids)
+        data = self._load()
+        data["deleting"] = [cid for cid in data["deleting"] if cid not in gone]
+        if taken:
+            data["deleted"] = [cid for cid in data["deleted"] if cid not in gone]
+        else:
+            data["deleted"] = sorted(set(data["deleted"]) | gone)
+        self._save(data)
+
+    # ---- the file ----------------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, list[str]]:
+        try:
+            data = json.loads(self.journal_path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            data = {}
+        if not isinstance(data, dict):
+            data = {}
+        out: dict[str, list[str]] = {}
+        for name in LISTS:
+            value = data.get(name)
+            out[name] = [x for x in value if isinstance(x, str)] if isinstance(value, list) else []
+        return out
+
+    def _save(self, data: dict[str, list[str]]) -> None:
+        if not any(data.values()):
+            self.journal_path.unlink(missing_ok=True)
+            return
         tmp = self.journal_path.with_suffix(".tmp")
         with tmp.open("w", encoding="utf-8") as handle:
-            json.dump({"conversations": ids}, handle)
+            json.dump({name: data[name] for name in LISTS if data[name]}, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.journal_path)

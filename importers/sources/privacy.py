@@ -79,9 +79,11 @@ def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[s
     An archive copy is removed once no remaining conversation was imported from it (a Cursor database
     holds many). Every deleted id is remembered as forgotten, so sync never imports it again.
 
-    Crash-atomic: one write of the sync state both forgets the ids and names them as still to remove,
-    before any row goes. Killed before that write, nothing has changed; after it, the chats are never
-    synced again and the next delete, sync or import finishes removing them (`finish_deletes`).
+    Crash-atomic in two commits, storage's first: `Library.commit_delete` journals the ids, so from then
+    on whoever opens the store next (any command or server) removes them, and keeps them listed until
+    the sync state below has them; then one write of the sync state forgets them and names them as
+    still to remove. Killed before the first commit, nothing has changed; after it, the chats are gone
+    at the next open and never synced again (`finish_deletes` takes storage's list into the state).
     """
     ids = list(dict.fromkeys(uris))
     with library.lock.hold(timeout=wait):
@@ -92,6 +94,7 @@ def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[s
         found = sorted(set(existing) | {cid for cid in ids if cid in archived})
         if not found:
             return []
+        library.commit_delete(found)
         state.forget(found)
         state.deleting = sorted(set(state.deleting) | set(found))
         state.save(library.home)
@@ -102,8 +105,14 @@ def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[s
 def finish_deletes(library: Library, state: SyncState) -> None:
     """Remove what a committed delete named (rows first, then archive copies), then clear the list.
 
-    Callers hold the write lock. Safe to repeat: every step is idempotent.
+    Ids storage finished deleting for a killed delete are forgotten first, so sync never brings them
+    back. Callers hold the write lock. Safe to repeat: every step is idempotent.
     """
+    owed = set(library.unfinished_deletes()) - set(state.deleting)
+    if owed:
+        state.forget(sorted(owed))
+        state.deleting = sorted(set(state.deleting) | owed)
+        state.save(library.home)
     if not state.deleting:
         return
     gone = set(state.deleting)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -108,7 +109,7 @@ def test_compaction_deletes_old_versions_while_another_reader_keeps_reading(tmp_
     thread = threading.Thread(target=read)
     thread.start()
     with writer.lock.hold():
-        writer.store.optimize(min_excess=0)
+        writer.store.optimize(grace=timedelta(0))
     stop.set()
     thread.join()
     assert errors == []

@@ -155,6 +155,7 @@ class Tally:
 async def one_client(url: str, number: int, until: float, tally: Tally, words: list[str]) -> None:
     rng = random.Random(number)
     uris: list[str] = []
+    calls = 0
     try:
         async with Client(url) as client:
             while time.monotonic() < until:
@@ -170,6 +171,7 @@ async def one_client(url: str, number: int, until: float, tally: Tally, words: l
                         {"query": rng.choice(words), "max_results": rng.choice([3, 5, 10])},
                     )
                 started = time.perf_counter()
+                calls += 1
                 try:
                     result = await client.call_tool(name, args)
                 except Exception as error:  # every failure counts, whatever the transport raises
@@ -182,7 +184,9 @@ async def one_client(url: str, number: int, until: float, tally: Tally, words: l
                 elif name != "read_chat":
                     uris = (URI.findall(text) + uris)[:50]
     except Exception as error:  # a session that fails to open or close is an error too
-        tally.errors.append(f"client {number} session: {describe(error)}")
+        # When, and after how many calls: a transport error's text is often empty.
+        moment = f"{time.monotonic() - until:+.1f} s from the end, after {calls} calls"
+        tally.errors.append(f"client {number} session ({moment}): {describe(error)}")
 
 
 async def warm_up(url: str) -> float:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from storage.errors import UnknownProject
 from storage.filters import Filters
@@ -32,6 +32,16 @@ class ChatSource(Protocol):
     def counts(self) -> tuple[int, int, int]: ...
     def pending_count(self) -> int: ...
     def disk_bytes(self) -> int: ...
+
+
+@runtime_checkable
+class PagesByTime(Protocol):
+    """A source that can give `page_by_time`'s answer without listing every chat (`LanceStore`, from
+    its chat rows when they are current; None otherwise)."""
+
+    def time_page(
+        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
+    ) -> tuple[list[tuple[datetime, str]], bool] | None: ...
 
 
 class RecentSource(Protocol):
@@ -107,8 +117,9 @@ def recent_page(
     A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
     """
     projects = project_spellings(source, project)
-    timeline = source.timeline(Filters(project=projects, after=after, before=before))
-    page, more = page_by_time(timeline, n, sort_order)
+    filters = Filters(project=projects, after=after, before=before)
+    paged = source.time_page(filters, n, sort_order) if isinstance(source, PagesByTime) else None
+    page, more = paged or page_by_time(source.timeline(filters), n, sort_order)
     metas = source.metas([cid for _, cid in page])
     spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
     messages = source.message_windows(spans)

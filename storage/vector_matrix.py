@@ -25,7 +25,7 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +35,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from storage.chat_rows import SUFFIXES as ROW_SUFFIXES
+from storage.chat_rows import ChatRows
 from storage.embedder import Vectors
 from storage.filters import Filters
 from storage.times import naive_utc
@@ -48,7 +50,8 @@ except ImportError:  # pragma: no cover - a platform without a simsimd wheel: th
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # 2: rows carry their message time (`at`), which time filters select on
+# 2: rows carry their message time (`at`), which time filters select on; 3: with the chat rows (`storage.chat_rows`)
+FORMAT = 3
 MAX_CHANGES = 2_000
 META_COLUMNS = [
     "id",
@@ -91,6 +94,7 @@ class Snapshot:
     source: npt.NDArray[np.int32]
     source_codes: dict[str, int]
     at: npt.NDArray[np.int64]
+    chats: ChatRows | None = None  # the chats and messages of the same build (`storage.chat_rows`)
 
     def mask(self, filters: Filters, exclude: Collection[str]) -> npt.NDArray[np.bool_] | None:
         """Rows that pass the filters and belong to none of `exclude`; None when every row does."""
@@ -137,8 +141,10 @@ class Snapshot:
         best = best[np.argsort(-scores[best], kind="stable")]
         return [(float(scores[i]), int(i)) for i in best if scores[i] != -np.inf]
 
-    def rows(self, indices: list[int]) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self.meta.take(pa.array(indices, pa.int64())).to_pylist()
+    def rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """The rows' metadata (only `columns`, if given: converting the filter columns is most of the cost)."""
+        meta = self.meta if columns is None else self.meta.select(columns)
+        rows: list[dict[str, Any]] = meta.take(pa.array(indices, pa.int64())).to_pylist()
         return rows
 
 
@@ -149,8 +155,8 @@ class VectorMatrix:
         self.directory = directory
         self.dim = dim
         self._snapshot: Snapshot | None = None
-        self._manifest_stamp: tuple[int, int] | None = None
-        self._changes_stamp: tuple[int, int] | None = None
+        self._manifest_stamp: tuple[int, int, int] | None = None
+        self._changes_stamp: tuple[int, int, int] | None = None
         self._changes: dict[str, Any] = {}
 
     @property
@@ -175,12 +181,13 @@ class VectorMatrix:
         return data
 
     @staticmethod
-    def _stamp(path: Path) -> tuple[int, int] | None:
+    def _stamp(path: Path) -> tuple[int, int, int] | None:
+        # The inode too: every write replaces the file, so two writes within one clock tick differ.
         try:
             stat = path.stat()
         except OSError:
             return None
-        return stat.st_mtime_ns, stat.st_size
+        return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
     def snapshot(self) -> Snapshot | None:
         """The current generation, mapped once and reused until a writer publishes a new one."""
@@ -214,10 +221,18 @@ class VectorMatrix:
         project, project_codes = _codes(meta.column("project"))
         source, source_codes = _codes(meta.column("source"))
         at = meta.column("at").cast(pa.int64()).to_numpy().astype(np.int64)
+        chats = self._load_chat_rows(generation) if manifest.get("chat_rows") else None
         return Snapshot(
             generation, int(manifest["lance_version"]), vectors, meta, conversation, conversation_codes,
-            project, project_codes, source, source_codes, at,
+            project, project_codes, source, source_codes, at, chats,
         )  # fmt: skip
+
+    def _load_chat_rows(self, generation: str) -> ChatRows | None:
+        try:
+            return ChatRows(self.directory, generation)
+        except (OSError, ValueError, pa.ArrowException) as exc:  # the matrix still serves the vector leg
+            log.warning("chat rows unreadable (%s); reading chats from LanceDB until it is rebuilt", exc)
+            return None
 
     def changed_since(self, snapshot: Snapshot) -> list[str] | None:
         """Conversations written since `snapshot` was built; None if the log does not cover it."""
@@ -255,7 +270,7 @@ class VectorMatrix:
     def needs_build(self, lance_version: int) -> bool:
         """No usable matrix, or one whose change log no longer covers what was written since."""
         manifest = self._manifest()
-        if manifest is None:
+        if manifest is None or not self._complete(manifest):
             return True
         if int(manifest["lance_version"]) == lance_version:
             return False
@@ -265,8 +280,23 @@ class VectorMatrix:
             return True
         return bool(changes.get("base") != manifest["generation"] or changes.get("overflow"))
 
-    def build(self, batches: Iterable[pa.RecordBatch], lance_version: int, meta_schema: pa.Schema) -> int:
-        """Write a new generation from `batches` (META_COLUMNS + `vector`), publish it, drop the old one."""
+    def _complete(self, manifest: dict[str, Any]) -> bool:
+        """Whether every file of the manifest's generation is there, the chat rows' included."""
+        names = [".f16", ".arrow", *(ROW_SUFFIXES if manifest.get("chat_rows") else ())]
+        generation = str(manifest["generation"])
+        return bool(manifest.get("chat_rows")) and all((self.directory / f"{generation}{n}").exists() for n in names)
+
+    def build(
+        self,
+        batches: Iterable[pa.RecordBatch],
+        lance_version: int,
+        meta_schema: pa.Schema,
+        chat_rows: Callable[[Path, str], None] | None = None,
+    ) -> int:
+        """Write a new generation from `batches` (META_COLUMNS + `vector`), publish it, drop the old one.
+
+        `chat_rows(directory, generation)` writes the generation's chat rows before it is published.
+        """
         self.directory.mkdir(parents=True, exist_ok=True)
         generation = uuid.uuid4().hex[:12]
         rows = 0
@@ -280,8 +310,11 @@ class VectorMatrix:
                 writer.write_batch(batch.select(META_COLUMNS).cast(meta_schema))
                 rows += batch.num_rows
         writer.close()
+        if chat_rows is not None:
+            chat_rows(self.directory, generation)
         self._write_json(self.changes_path, {"base": generation, "conversations": []})
         manifest = {"format": FORMAT, "generation": generation, "lance_version": lance_version, "rows": rows}
+        manifest["chat_rows"] = chat_rows is not None
         self._write_json(self.manifest_path, {**manifest, "dim": self.dim})
         self._remove_other_generations(generation)
         return rows
@@ -293,7 +326,7 @@ class VectorMatrix:
 
     def _remove_other_generations(self, keep: str | None) -> None:
         for path in self.directory.glob("*"):
-            if path.suffix in (".f16", ".arrow") and path.stem != keep:
+            if path.suffix in (".f16", ".arrow", ".npy") and path.name.split(".")[0] != keep:
                 with contextlib.suppress(OSError):  # a reader that mapped it keeps its pages; Windows may refuse
                     path.unlink()
 

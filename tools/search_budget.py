@@ -31,20 +31,34 @@ def block(hit: ChatHit) -> str:
     return chat_block(hit, [m.messages for m in hit.matches])
 
 
-def share(hits: Sequence[ChatHit], usable: int, focus: re.Pattern[str] | None) -> tuple[list[ChatHit], int]:
+def share(
+    hits: Sequence[ChatHit],
+    usable: int,
+    focus: re.Pattern[str] | None,
+    fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] | None = None,
+) -> tuple[list[ChatHit], int]:
     """Each chat at the richest level that fits its fair part; smaller chats leave their rest to others.
 
-    Returns the fitted chats and the size of their blocks."""
-    levels = [[fitted(hit, level, focus) for level in LEVELS] for hit in hits]
-    sizes = [[len(block(variant)) + SEPARATOR for variant in variants] for variants in levels]
+    Returns the fitted chats and the size of their blocks. Levels are rendered only as far as needed
+    (rendering all ten for every chat was most of a search's formatting time); `fitted_cache` keeps
+    them across the calls of one `fit_search`, keyed by (chat position, level).
+    """
+    cache = {} if fitted_cache is None else fitted_cache
+
+    def variant(i: int, level: int) -> tuple[ChatHit, int]:
+        if (i, level) not in cache:
+            hit = fitted(hits[i], LEVELS[level], focus)
+            cache[(i, level)] = hit, len(block(hit)) + SEPARATOR
+        return cache[(i, level)]
+
     chosen: dict[int, ChatHit] = {}
     remaining = usable
-    order = sorted(range(len(hits)), key=lambda i: sizes[i][0])
+    order = sorted(range(len(hits)), key=lambda i: variant(i, 0)[1])
     for position, i in enumerate(order):
         allowance = remaining // (len(order) - position)
-        pick = next((j for j, size in enumerate(sizes[i]) if size <= allowance), len(LEVELS) - 1)
-        chosen[i] = levels[i][pick]
-        remaining -= sizes[i][pick]
+        pick = next((j for j in range(len(LEVELS)) if variant(i, j)[1] <= allowance), len(LEVELS) - 1)
+        chosen[i], size = variant(i, pick)
+        remaining -= size
     return [chosen[i] for i in range(len(hits))], usable - remaining
 
 
@@ -78,9 +92,10 @@ def fit_search(
     hits = list(result.chats)
     reserve = 600  # for the notes, measured and corrected below
     dropped: list[str] = []
+    fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] = {}  # hits only ever lose their last one
     while True:
         usable = budget - reserve
-        shown, size = share(hits, usable, focus)
+        shown, size = share(hits, usable, focus, fitted_cache)
         left_out = [hint for hit, fit in zip(hits, shown, strict=True) for hint in _left_out(hit, fit)]
         notes = list(result.notes)
         if not dropped and (more := _more_chats(result, len(shown), max_results)):

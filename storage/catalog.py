@@ -187,7 +187,7 @@ class Catalog:
         return self.counts()[0] == 0
 
     def column_counts(self, column: str) -> dict[str, int]:
-        # Stored in LanceDB's scan order: `stats` lists ties in that order.
+        # Stored in the order `LanceStore.column_counts` gives (value order): `stats` lists ties so.
         return {str(k): int(v) for k, v in self._state["column_counts"][column]}
 
     def disk_bytes(self) -> int:

@@ -600,16 +600,17 @@ class LanceStore:
 
     @_survives_cleanup
     def column_counts(self, column: str) -> dict[str, int]:
-        """How many conversations have each value of `column` (`project` or `source`)."""
+        """How many conversations have each value of `column` (`project` or `source`), in value order
+        (whichever rows answer: the chat rows, LanceDB, or both)."""
         found = self._chat_rows()
         if found is None:
-            return self._lance_column_counts(column)
+            return dict(sorted(self._lance_column_counts(column).items()))
         cached, changed = found
         counts = cached.counts(column, changed)
         if changed:
             for value, count in self._lance_column_counts(column, sql_in("id", sorted(changed))).items():
                 counts[value] = counts.get(value, 0) + count
-        return counts
+        return dict(sorted(counts.items()))
 
     def _lance_column_counts(self, column: str, where: str | None = None) -> dict[str, int]:
         query = self.conversations.search().select([column]).limit(None)

@@ -6,6 +6,10 @@ vector. So the vectors are also kept here, derived from the `chunks` table, and 
 
 - `<generation>.f16`: one float16 row per embedded chunk (half the bytes of float32; scores differ by
   ~1e-4). Memory-mapped, so the several server processes that clients start share one page cache.
+- `<generation>.i8` and `<generation>.i8.npy`: the same rows as int8 (each row scaled to its largest
+  component), with each row's scale and error bound. A search scans these (half the bytes again), then
+  rescores with the float16 rows every row the int8 scores' error bounds cannot rule out of the top k:
+  the result is exactly the float16 scan's (`Snapshot.top`), only the candidates' float16 pages are read.
 - `<generation>.arrow`: the rows' ids and filter columns (Arrow IPC, memory-mapped too); filters
   (project, source, time range) become boolean masks over it.
 - `manifest.json`: the current generation and the LanceDB `chunks` version it was built from.
@@ -50,7 +54,8 @@ except ImportError:  # pragma: no cover - a platform without a simsimd wheel: th
 
 log = logging.getLogger(__name__)
 
-# 2: rows carry their message time (`at`), which time filters select on; 3: with the chat rows (`storage.chat_rows`)
+# 2: rows carry their message time (`at`), which time filters select on;
+# 3: with the chat rows (`storage.chat_rows`) and int8 rows
 FORMAT = 3
 MAX_CHANGES = 2_000
 META_COLUMNS = [
@@ -66,6 +71,35 @@ META_COLUMNS = [
 ]
 MASKABLE = {"project", "source", "after", "before"}  # the Filters fields a mask reproduces exactly
 _BLOCK = 16_384
+# Slack for float rounding in the int8 bound: simsimd sums float16 products in float32 (~1e-5 here).
+ROUNDING = 1e-4
+
+
+def _best(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], limit: int) -> list[tuple[float, int]]:
+    """The `limit` best (score, row) pairs, best first, equal scores in row order."""
+    if len(rows) > limit:
+        cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        chosen = scores >= cut  # ties at the cut all stay, and are decided by row below
+        scores, rows = scores[chosen], rows[chosen]
+    order = np.lexsort((rows, -scores))[:limit]
+    return [(float(scores[i]), int(rows[i])) for i in order]
+
+
+def _column(table: npt.NDArray[np.float64] | None, i: int) -> npt.NDArray[np.float64] | None:
+    return None if table is None else np.ascontiguousarray(table[:, i])
+
+
+def quantize(block: npt.NDArray[np.float16]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]:
+    """int8 rows c scaled to each row's largest component, and per row (1/s, ||c/s||, ||c/s - x||)."""
+    values = block.astype(np.float64)
+    largest = np.abs(values).max(axis=1)
+    largest[largest == 0] = 1.0
+    scale = 127.0 / largest
+    codes = np.clip(np.rint(values * scale[:, None]), -127, 127).astype(np.int8)
+    restored = codes / scale[:, None]
+    norms = np.linalg.norm(restored, axis=1)
+    errors = np.linalg.norm(restored - values, axis=1)
+    return codes, np.stack([1.0 / scale, norms, errors], axis=1)
 
 
 def _codes(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
@@ -95,6 +129,11 @@ class Snapshot:
     source_codes: dict[str, int]
     at: npt.NDArray[np.int64]
     chats: ChatRows | None = None  # the chats and messages of the same build (`storage.chat_rows`)
+    # int8 rows c, and per row: 1/s (x ≈ c / s), ||c/s|| and ||c/s - x|| (L2 norms, for the error bound).
+    codes: npt.NDArray[np.int8] | None = None
+    inverse: npt.NDArray[np.float64] | None = None
+    norm: npt.NDArray[np.float64] | None = None
+    error: npt.NDArray[np.float64] | None = None
 
     def mask(self, filters: Filters, exclude: Collection[str]) -> npt.NDArray[np.bool_] | None:
         """Rows that pass the filters and belong to none of `exclude`; None when every row does."""
@@ -119,8 +158,16 @@ class Snapshot:
             narrow(~np.isin(self.conversation, np.asarray(codes, dtype=np.int32)))
         return keep
 
-    def scores(self, query: Vectors) -> npt.NDArray[np.float64]:
+    def scores(self, query: Vectors, rows: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.float64]:
+        """float16 dot products with every row, or with `rows` only (the same values either way)."""
         q16 = query.astype(np.float16)[None, :]
+        if rows is not None:
+            if len(rows) == 0:
+                return np.zeros(0, dtype=np.float64)
+            picked = np.ascontiguousarray(self.vectors[rows])
+            if HAVE_SIMSIMD:
+                return np.asarray(simsimd.cdist(q16, picked, metric="dot"), dtype=np.float64).ravel()
+            return np.asarray(picked.astype(np.float32) @ query, dtype=np.float64)  # pragma: no cover
         if HAVE_SIMSIMD:
             return np.asarray(simsimd.cdist(q16, self.vectors, metric="dot"), dtype=np.float64).ravel()
         out = np.empty(len(self.vectors), dtype=np.float64)  # pragma: no cover - no simsimd wheel
@@ -129,17 +176,51 @@ class Snapshot:
         return out  # pragma: no cover
 
     def top(self, query: Vectors, limit: int, filters: Filters, exclude: Collection[str]) -> list[tuple[float, int]]:
-        """(cosine similarity, row) of the best `limit` rows passing the filters, best first."""
+        """(cosine similarity, row) of the best `limit` rows passing the filters, best first; equal
+        scores in row order. The float16 scan's result exactly, whether or not int8 rows serve it."""
         if len(self.vectors) == 0:
             return []
-        scores = self.scores(query)
         keep = self.mask(filters, exclude)
+        if self.codes is not None and HAVE_SIMSIMD:
+            rows = self._candidates(query, limit, keep)
+            scores = self.scores(query, rows)
+        else:
+            rows = np.arange(len(self.vectors))
+            scores = self.scores(query)
+            if keep is not None:
+                rows, scores = rows[keep], scores[keep]
+        return _best(scores, rows, limit)
+
+    def _candidates(self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None) -> npt.NDArray[np.int64]:
+        """Every row whose float16 score could reach the top `limit`, by the int8 scores' error bounds.
+
+        With c the int8 row and s its scale, d and t the query's: c/s · d/t - x·q = (c/s - x)·q + c/s ·
+        (d/t - q), so by Cauchy-Schwarz the int8 score is within ||c/s - x|| ||q|| + ||c/s|| ||d/t - q|| of
+        the float16 one (+ float rounding). A row whose upper bound is below the `limit`-th best lower
+        bound cannot be among the best; the others are rescored.
+        """
+        assert self.codes is not None
+        assert self.inverse is not None
+        assert self.norm is not None
+        assert self.error is not None
+        q16 = query.astype(np.float16).astype(np.float64)
+        largest = float(np.abs(q16).max()) or 1.0
+        t = 127.0 / largest
+        q8 = np.clip(np.rint(q16 * t), -127, 127).astype(np.int8)
+        raw = np.asarray(simsimd.cdist(q8[None, :], self.codes, metric="dot"), dtype=np.float64).ravel()
+        approx = raw * self.inverse / t
+        query_error = float(np.linalg.norm(q8 / t - q16))
+        bound = self.error * float(np.linalg.norm(q16)) + self.norm * query_error + ROUNDING
+        lower, upper = approx - bound, approx + bound
         if keep is not None:
-            scores[~keep] = -np.inf
-        limit = min(limit, len(scores))
-        best = np.argpartition(-scores, limit - 1)[:limit]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return [(float(scores[i]), int(i)) for i in best if scores[i] != -np.inf]
+            lower[~keep] = -np.inf
+            upper[~keep] = -np.inf
+        count = int(np.count_nonzero(keep)) if keep is not None else len(lower)
+        if count == 0:
+            return np.zeros(0, dtype=np.int64)
+        k = min(limit, count)
+        threshold = np.partition(lower, len(lower) - k)[len(lower) - k]
+        return np.flatnonzero(upper >= threshold)
 
     def rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
         """The rows' metadata (only `columns`, if given: converting the filter columns is most of the cost)."""
@@ -211,10 +292,17 @@ class VectorMatrix:
         meta = meta.combine_chunks()
         if meta.num_rows != rows:
             raise ValueError(f"matrix metadata has {meta.num_rows} rows, expected {rows}")
+        codes: npt.NDArray[np.int8] | None = None
+        scales: npt.NDArray[np.float64] | None = None
         if rows:
             vectors: npt.NDArray[np.float16] = np.memmap(
                 self.directory / f"{generation}.f16", dtype=np.float16, mode="r", shape=(rows, self.dim)
             )
+            if manifest.get("int8"):
+                codes = np.memmap(self.directory / f"{generation}.i8", dtype=np.int8, mode="r", shape=(rows, self.dim))
+                scales = np.load(self.directory / f"{generation}.i8.npy")
+                if scales.shape != (rows, 3):
+                    raise ValueError(f"int8 scales have shape {scales.shape}, expected ({rows}, 3)")
         else:
             vectors = np.zeros((0, self.dim), dtype=np.float16)
         conversation, conversation_codes = _codes(meta.column("conversation_id"))
@@ -224,7 +312,8 @@ class VectorMatrix:
         chats = self._load_chat_rows(generation) if manifest.get("chat_rows") else None
         return Snapshot(
             generation, int(manifest["lance_version"]), vectors, meta, conversation, conversation_codes,
-            project, project_codes, source, source_codes, at, chats,
+            project, project_codes, source, source_codes, at, chats, codes,
+            *(_column(scales, i) for i in range(3)),
         )  # fmt: skip
 
     def _load_chat_rows(self, generation: str) -> ChatRows | None:
@@ -282,7 +371,7 @@ class VectorMatrix:
 
     def _complete(self, manifest: dict[str, Any]) -> bool:
         """Whether every file of the manifest's generation is there, the chat rows' included."""
-        names = [".f16", ".arrow", *(ROW_SUFFIXES if manifest.get("chat_rows") else ())]
+        names = [".f16", ".arrow", ".i8", ".i8.npy", *(ROW_SUFFIXES if manifest.get("chat_rows") else ())]
         generation = str(manifest["generation"])
         return bool(manifest.get("chat_rows")) and all((self.directory / f"{generation}{n}").exists() for n in names)
 
@@ -301,20 +390,30 @@ class VectorMatrix:
         generation = uuid.uuid4().hex[:12]
         rows = 0
         writer = pa.ipc.new_file(str(self.directory / f"{generation}.arrow"), meta_schema)
-        with (self.directory / f"{generation}.f16").open("wb") as vectors:
+        scales = []
+        with (
+            (self.directory / f"{generation}.f16").open("wb") as vectors,
+            (self.directory / f"{generation}.i8").open("wb") as quantized,
+        ):
             for batch in batches:
                 if batch.num_rows == 0:
                     continue
                 flat = batch.column("vector").flatten().to_numpy(zero_copy_only=False)
-                vectors.write(flat.astype(np.float16).tobytes())
+                block = flat.astype(np.float16).reshape(batch.num_rows, self.dim)
+                vectors.write(block.tobytes())
+                codes, scale = quantize(block)
+                quantized.write(codes.tobytes())
+                scales.append(scale)
                 writer.write_batch(batch.select(META_COLUMNS).cast(meta_schema))
                 rows += batch.num_rows
         writer.close()
+        np.save(self.directory / f"{generation}.i8.npy", np.concatenate(scales) if scales else np.zeros((0, 3)))
         if chat_rows is not None:
             chat_rows(self.directory, generation)
         self._write_json(self.changes_path, {"base": generation, "conversations": []})
         manifest = {"format": FORMAT, "generation": generation, "lance_version": lance_version, "rows": rows}
         manifest["chat_rows"] = chat_rows is not None
+        manifest["int8"] = True
         self._write_json(self.manifest_path, {**manifest, "dim": self.dim})
         self._remove_other_generations(generation)
         return rows
@@ -326,7 +425,7 @@ class VectorMatrix:
 
     def _remove_other_generations(self, keep: str | None) -> None:
         for path in self.directory.glob("*"):
-            if path.suffix in (".f16", ".arrow", ".npy") and path.name.split(".")[0] != keep:
+            if path.suffix in (".f16", ".i8", ".arrow", ".npy") and path.name.split(".")[0] != keep:
                 with contextlib.suppress(OSError):  # a reader that mapped it keeps its pages; Windows may refuse
                     path.unlink()
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from storage.embedder import HashEmbedder
 from storage.filters import Filters
+from storage.lance_store import LanceStore, _chunk_schema
 from storage.library import Library
-from storage.vector_matrix import MAX_CHANGES
+from storage.vector_matrix import MAX_CHANGES, META_COLUMNS, VectorMatrix
 from tests.storage.helpers import BASE, conversation
 
 WORDS = "nginx proxy sourdough starter tomato garden vlan router tax invoice marathon pace cat litter".split()
@@ -133,8 +136,60 @@ def test_a_lost_or_broken_matrix_is_rebuilt_when_the_store_opens(library: Librar
     for path in library.store.matrix.directory.iterdir():
         if path.suffix == ".f16":
             path.write_bytes(b"")  # truncated: the mapping fails
-    assert [hit.chunk_id for hit in library.store.vector_search(vector, 10, Filters())] == [c for _, c in expected]
+    # As a process that starts now sees it (writers never truncate a file a reader may have mapped).
+    fresh = LanceStore(library.store.path, library.store.dim)
+    assert [hit.chunk_id for hit in fresh.vector_search(vector, 10, Filters())] == [c for _, c in expected]
     library.store.matrix.manifest_path.unlink()
     reopened = Library.open(library.home, embedder=embedder)
     assert reopened.store.matrix.snapshot() is not None
     assert_same_top_k(matrix_only(reopened, vector, 10, Filters()), expected)
+
+
+def synthetic_matrix(directory: Path, rows: int, dim: int, seed: int) -> VectorMatrix:
+    """Clustered unit vectors with exact duplicates (equal scores) and near-duplicates."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((12, dim))
+    vectors = centres[rng.integers(0, 12, rows)] + 0.6 * rng.standard_normal((rows, dim))
+    vectors[rows // 2 : rows // 2 + 40] = vectors[7]  # forty ties
+    vectors[rows // 3 : rows // 3 + 40] = vectors[9] + 1e-4 * rng.standard_normal((40, dim))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    schema = pa.schema([pa.field(name, _chunk_schema(dim).field(name).type) for name in META_COLUMNS])
+    columns = {
+        "id": [f"u{i}" for i in range(rows)],
+        "conversation_id": [f"c{i // 7}" for i in range(rows)],
+        "first_index": [i % 7 for i in range(rows)],
+        "last_index": [i % 7 for i in range(rows)],
+        "message_ids": [[f"m{i}"] for i in range(rows)],
+        "source": ["claude" if i % 3 else "chatgpt" for i in range(rows)],
+        "project": [None if i % 4 else "homelab" for i in range(rows)],
+        "updated_at": [BASE.replace(tzinfo=None) + timedelta(hours=i) for i in range(rows)],
+        "at": [BASE.replace(tzinfo=None) + timedelta(hours=i) for i in range(rows)],
+    }
+    arrays = [pa.array(columns[f.name], f.type) for f in schema]
+    flat = pa.array(vectors.astype(np.float32).ravel(), pa.float32())
+    vector = pa.FixedSizeListArray.from_arrays(flat, dim)
+    batch = pa.RecordBatch.from_arrays([*arrays, vector], [*schema.names, "vector"])
+    matrix = VectorMatrix(directory, dim)
+    matrix.build([batch.slice(0, rows // 2), batch.slice(rows // 2)], 1, schema)
+    return matrix
+
+
+def test_int8_rows_with_float16_rescoring_give_exactly_the_float16_scans_top_k(tmp_path: Path) -> None:
+    snapshot = synthetic_matrix(tmp_path / "vectors", 6000, 48, seed=2).snapshot()
+    assert snapshot is not None
+    assert snapshot.codes is not None
+    float16_only = dataclasses.replace(snapshot, codes=None)
+    rng = np.random.default_rng(5)
+    queries = [snapshot.vectors[7].astype(np.float32), snapshot.vectors[9].astype(np.float32)]
+    queries += [v / np.linalg.norm(v) for v in rng.standard_normal((20, 48)).astype(np.float32)]
+    filters = [Filters(), Filters(project="homelab"), Filters(source="chatgpt", after=BASE + timedelta(days=30))]
+    for query in queries:
+        for limit in (1, 10, 100, 1000):
+            for chosen in filters:
+                exclude = ["c3", "c500"] if limit == 100 else []
+                ours = snapshot.top(query, limit, chosen, exclude)
+                assert ours == float16_only.top(query, limit, chosen, exclude)
+                scores = float16_only.scores(query)
+                keep = float16_only.mask(chosen, exclude)
+                ranked = sorted((-scores[i], i) for i in range(len(scores)) if keep is None or keep[i])[:limit]
+                assert ours == [(-s, int(i)) for s, i in ranked]  # best first, equal scores in row order

@@ -1,7 +1,8 @@
 """Chat-level hit@1/@5 on the realistic test corpus, per query kind, for each leg and both fusions.
 
     FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/corpus_quality.py \\
-        [--keyword-coverage 0.6] [--store DIR]
+        [--keyword-coverage 0.6] [--store DIR] [--windows 0] [--embed-cache bench/.cache/embeddings.sqlite] \\
+        [--fusion "recency=0.2,query_form=content"]
 
 The corpus and its queries are the test fixtures (tests/fixtures/corpus): 30 chats; keyword, paraphrase
 and identifier queries, each naming the chat that answers it. Modes: `vector` and `keyword` (each leg
@@ -15,12 +16,15 @@ import argparse
 import json
 import sys
 import tempfile
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.embed_cache import CachingEmbedder
 from importers.registry import read
+from storage.chunking import ChunkOptions
+from storage.embedder import FastEmbedder
 from storage.library import Library
 from storage.search import PLAIN_RRF, SHIPPED, Fusion
 
@@ -40,18 +44,35 @@ def main() -> None:
     parser.add_argument("--keyword-coverage", type=float, default=SHIPPED.keyword_coverage)
     parser.add_argument("--keyword-coverage-power", type=float, default=SHIPPED.keyword_coverage_power)
     parser.add_argument("--store", type=Path, help="a store to reuse (built from the corpus when empty)")
+    parser.add_argument("--windows", type=int, default=ChunkOptions().window_size, help="0: no exchange windows")
+    parser.add_argument("--window-title", action="store_true", help="the chat's title above each window")
+    parser.add_argument("--window-weight", type=float, default=0.7, help="the window share when --windows > 1")
+    parser.add_argument("--embed-cache", type=Path, help="reuse document vectors from this bench cache")
+    parser.add_argument("--fusion", default="", help="Fusion fields over the shipped ones: name=value,...")
     args = parser.parse_args()
     hybrid = replace(
-        SHIPPED, keyword_coverage=args.keyword_coverage, keyword_coverage_power=args.keyword_coverage_power
+        SHIPPED,
+        keyword_coverage=args.keyword_coverage,
+        keyword_coverage_power=args.keyword_coverage_power,
+        window_weight=args.window_weight if args.windows > 1 else 0.0,
     )
+    kinds = {f.name: f.type for f in fields(Fusion)}
+    for pair in filter(None, args.fusion.split(",")):
+        key, value = (part.strip() for part in pair.split("="))
+        hybrid = replace(hybrid, **{key: value if kinds[key] in (str, "str") else float(value)})
     home = args.store or Path(tempfile.mkdtemp(prefix="pastchats-corpus-"))
-    lib = Library.open(home)
+    embedder = CachingEmbedder(FastEmbedder(), args.embed_cache) if args.embed_cache else None
+    lib = Library.open(
+        home,
+        embedder=embedder,
+        chunk_options=ChunkOptions(window_size=args.windows, window_title=args.window_title),
+    )
     if lib.is_empty():
         conversations, _ = read(CORPUS / "chats.jsonl")
         lib.import_conversations(conversations)
     queries = json.loads((CORPUS / "queries.json").read_text(encoding="utf-8"))
     modes = {"vector": PLAIN_RRF, "keyword": PLAIN_RRF, "plain": PLAIN_RRF, "hybrid": hybrid, "shown": hybrid}
-    print(f"keyword_coverage={args.keyword_coverage} power={args.keyword_coverage_power}")
+    print(f"windows={args.windows} hybrid={hybrid}")
     for kind in ("paraphrase", "keyword", "identifier"):
         chosen = [q for q in queries if q["kind"] == kind]
         for mode, fusion in modes.items():

@@ -37,6 +37,7 @@ from storage.chunking import ChunkOptions
 from storage.embedder import FastEmbedder, Vectors
 from storage.library import Library
 from storage.models import Conversation
+from storage.priors import asks_for_latest
 from storage.search import PLAIN_RRF, SHIPPED, Fusion
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,10 +69,14 @@ def fusion_variants(base: Fusion, spec: str | None) -> list[tuple[str, Fusion]]:
         if item in ("shipped", "plain"):
             out.append((item, SHIPPED if item == "shipped" else PLAIN_RRF))
             continue
-        changes: dict[str, float | int] = {}
+        changes: dict[str, float | int | str | bool] = {}
         for pair in filter(None, item.split(",")):
-            key, value = pair.split("=")
-            changes[key.strip()] = int(value) if kinds[key.strip()] in (int, "int") else float(value)
+            key, value = (part.strip() for part in pair.split("="))
+            kind = kinds[key]
+            if kind in (bool, "bool"):
+                changes[key] = value.lower() in ("1", "true", "yes")
+            else:
+                changes[key] = int(value) if kind in (int, "int") else value if kind in (str, "str") else float(value)
         out.append((item, replace(base, **changes)))  # type: ignore[arg-type]  # fields checked above
     return out
 
@@ -95,42 +100,55 @@ def run_locomo(args: argparse.Namespace, store: Callable[[str, list[Conversation
     for mode in args.modes.split(","):
         for name, fusion in fusion_variants(args.fusion, args.fusions):
             rows: list[tuple[int, dict[str, float]]] = []
+            latest: list[float] = []
             times: list[float] = []
             for sample, library in samples:
                 for q in sample.questions:
                     turns = [m for _, m in ranked(library, q.question, mode, fusion, times)]
                     rows.append((q.category, score_question(turns, q.evidence)))
+                    if asks_for_latest(q.question):
+                        latest.append(rows[-1][1]["recall@10"])
             scores = {m: round(100 * sum(r[m] for _, r in rows) / len(rows), 1) for m in LOCOMO_METRICS}
             by_cat: dict[int, list[float]] = defaultdict(list)
             for category, r in rows:
                 by_cat[category].append(r["recall@10"])
             cats = {CATEGORIES[c]: round(100 * sum(v) / len(v), 1) for c, v in sorted(by_cat.items())}
-            print(f"{args.tag} [{name}] {mode}: {scores} R@10 by category {cats} median {1000 * median(times):.1f} ms")
+            cue = f"latest-cue R@10 {100 * sum(latest) / max(1, len(latest)):.1f} (n={len(latest)})"
+            print(
+                f"{args.tag} [{name}] {mode}: {scores} R@10 by category {cats} {cue} "
+                f"median {1000 * median(times):.1f} ms",
+                flush=True,
+            )
 
 
 def run_lme(args: argparse.Namespace, store: Callable[[str, list[Conversation]], Library]) -> None:
     questions = load_longmemeval(args.data / "longmemeval" / "longmemeval_s_dev.json", None, args.lme_per_type)
     prepared = []
     for q in questions:
-        haystack = q.haystack("user")
+        haystack = q.haystack(args.lme_variant)
         prepared.append((q, haystack, store(q.question_id, haystack.conversations)))
     for mode in args.modes.split(","):
         for name, fusion in fusion_variants(args.fusion, args.fusions):
             strict: list[dict[str, float]] = []
+            by_type: dict[str, list[float]] = defaultdict(list)
             turns10: list[float] = []
             times: list[float] = []
             for q, haystack, library in prepared:
                 turns = ranked(library, q.question, mode, fusion, times)
+                sessions = list(dict.fromkeys(haystack.session_of[cid] for cid, _ in turns))
+                if not q.abstention:
+                    by_type[q.question_type].append(score_lme(sessions, q.gold_sessions)["ndcg_any@5"])
                 if q.strict and not q.abstention:
-                    sessions = list(dict.fromkeys(haystack.session_of[cid] for cid, _ in turns))
                     strict.append(score_lme(sessions, q.gold_sessions))
                 if haystack.answer_turns and not q.abstention:
                     turns10.append(turn_recall(turns, haystack.answer_turns, 10))
             scores = {m: round(sum(r[m] for r in strict) / len(strict), 3) for m in LME_METRICS}
             turn10 = round(sum(turns10) / len(turns10), 3)
+            types = {t: round(sum(v) / len(v), 3) for t, v in sorted(by_type.items())}
             print(
-                f"{args.tag} lme-user [{name}] {mode}: strict n={len(strict)} {scores} turn R@10 {turn10} "
-                f"median {1000 * median(times):.1f} ms"
+                f"{args.tag} lme-{args.lme_variant} [{name}] {mode}: strict n={len(strict)} {scores} turn R@10 "
+                f"{turn10} ndcg_any@5 by type (no abstention) {types} median {1000 * median(times):.1f} ms",
+                flush=True,
             )
 
 
@@ -139,6 +157,10 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "bench")
     parser.add_argument("--bench", choices=["locomo", "lme"], default="locomo")
     parser.add_argument("--lme-per-type", type=int)
+    parser.add_argument("--lme-variant", choices=["user", "full"], default="user")
+    parser.add_argument("--stores", type=Path, help="where the stores are kept (default bench/.cache/variants)")
+    parser.add_argument("--window-words", type=int, default=ChunkOptions().window_words)
+    parser.add_argument("--window-title", action="store_true")
     parser.add_argument("--context", type=int, default=ChunkOptions().previous_words)
     parser.add_argument("--no-speaker", action="store_true")
     parser.add_argument("--title", action="store_true")
@@ -162,6 +184,8 @@ def main() -> None:
         speaker=not args.no_speaker,
         window_size=args.windows,
         window_stride=args.stride,
+        window_words=args.window_words,
+        window_title=args.window_title,
         chat_document=args.chat_doc,
     )
     args.fusion = replace(
@@ -177,13 +201,16 @@ def main() -> None:
     args.tag = (
         f"ctx{options.previous_words}-{'spk' if options.speaker else 'nospk'}-{'title' if options.title else 'notitle'}"
         + (f"-win{options.window_size}s{options.window_stride}" if options.window_size > 1 else "")
+        + (f"-ww{options.window_words}" if options.window_words != ChunkOptions().window_words else "")
+        + ("-wtitle" if options.window_title else "")
         + ("-chatdoc" if options.chat_document else "")
     )
     embedder = QueryMemo(FastEmbedder())
-    base = ROOT / "bench" / ".cache" / "variants" / args.tag
+    base = (args.stores or ROOT / "bench" / ".cache" / "variants") / args.tag
 
     def store(name: str, chats: list[Conversation]) -> Library:
-        return open_store(base / ("lme-user" if args.bench == "lme" else "") / name, embedder, options, chats)
+        folder = base / (f"lme-{args.lme_variant}" if args.bench == "lme" else "")
+        return open_store(folder / name, embedder, options, chats)
 
     (run_lme if args.bench == "lme" else run_locomo)(args, store)
     print(f"embedded {embedder.misses} new texts, {embedder.hits} from the cache", file=sys.stderr)

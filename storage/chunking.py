@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from storage.models import Conversation, Message, content_hash
-from storage.units import CHAT, MESSAGE, Unit, chat_document, message_chunk_id, windows
+from storage.units import CHAT, MESSAGE, WINDOW_MESSAGE_WORDS, Unit, chat_document, message_chunk_id, windows
 
 # all-MiniLM-L6-v2 reads 256 word pieces; English prose runs ~1.3 pieces a word, code more.
 PASSAGE_WORDS = 150
@@ -97,11 +97,14 @@ class ChunkOptions:
     speaker: bool = True  # "User: ..." / "Assistant: ..."
     # Coarse units beside the messages (`storage.units`): windows of `window_size` consecutive messages
     # every `window_stride` messages (0 = none), and one document per chat.
-    # Windows of 3 every 2 (about half a row per message) lift LoCoMo R@5 64.5 -> 68.0 with
-    # `Fusion(window_weight=0.5)`, but are not on by default yet: LongMemEval, the realistic corpus and
-    # latency at 100k messages are still to be measured with them (docs/BENCHMARKS.md).
+    # Windows of 3 every 2 (about half a row per message) with `Fusion(window_weight=0.7)`: LoCoMo R@5
+    # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run, but off by default: on the realistic corpus hybrid
+    # then puts one paraphrase's chat second (tests/storage/test_corpus_search.py); chat documents did
+    # not help (docs/BENCHMARKS.md).
     window_size: int = 0
     window_stride: int = 2
+    window_words: int = WINDOW_MESSAGE_WORDS  # words of each message a window reads
+    window_title: bool = False  # the chat's title above a window's embedded lines
     chat_document: bool = False
 
     @property
@@ -151,7 +154,13 @@ def chunk_conversation(
         previous = message
     units: list[Unit] = []
     if options.window_size > 1:
-        units += windows(conversation, options.window_size, options.window_stride)
+        units += windows(
+            conversation,
+            options.window_size,
+            options.window_stride,
+            words=options.window_words,
+            title=options.window_title,
+        )
     if options.chat_document and (document := chat_document(conversation)) is not None:
         units.append(document)
     for unit in units:

@@ -6,7 +6,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from storage.embedder import Embedder
+import numpy as np
+
+from storage.embedder import Embedder, Vectors
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor, strongest_first
 from storage.filters import Filters
 from storage.fusion import rrf
@@ -14,6 +16,7 @@ from storage.hits import ConversationMeta, chat_hit, shown
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore, UnitHit
 from storage.models import Message
+from storage.priors import asks_for_latest, content_text, importance_prior, recency_prior
 from storage.query import AnalysedQuery, analyse
 from storage.results import Match, SearchMode, SearchResult
 from storage.units import CHAT, MESSAGE, WINDOW, kind_of, message_chunk_id
@@ -56,10 +59,19 @@ class Fusion:
     keyword_coverage_power: float = 1.0
     # Coarse units (`storage.units`): each message gains this share of the fused score of the best
     # exchange window holding it, and of its chat's document. 0 = that leg is not searched. Windows at
-    # 0.5: LoCoMo R@5 64.5 -> 68.0, R@10 75.2 -> 77.8; chat documents: +0.5 at 0.3, -5 at 1.0. Both off
-    # until the stores hold them by default (`ChunkOptions`).
+    # 0.7: LoCoMo R@5 65.6 -> 68.9, R@10 77.0 -> 79.0 (0.5: 69.5 / 78.5); chat documents: +0.5 at 0.3,
+    # -5 at 1.0. Both off while the stores do not hold them by default (`ChunkOptions`).
     window_weight: float = 0.0
     chat_doc_weight: float = 0.0
+    # The keyword coverage rule applies to windows' keyword hits too.
+    coarse_coverage: bool = True
+    # Measured signals (`storage.priors`), off unless they gain without a loss: what the vector leg
+    # embeds of the query (`raw`, `content`: without question scaffolding, `mean`: both averaged); a
+    # lean towards newer chats when the query asks for the latest state; a lean towards long messages and
+    # ones that state a decision.
+    query_form: str = "raw"
+    recency: float = 0.0
+    importance: float = 0.0
 
 
 SHIPPED = Fusion()
@@ -70,6 +82,8 @@ REACH = 2
 NO_FILTERS = Filters()
 
 Window = tuple[int, int, list[str]]  # first index, last index, matched message ids
+# One leg's ranking of one coarse kind: its hits, the leg's weight, and per-unit factors (or None).
+CoarseLeg = tuple[list[UnitHit], float, dict[str, float] | None]
 
 
 @dataclass(frozen=True)
@@ -130,8 +144,8 @@ class SearchEngine:
         legs: list[list[UnitHit]] = []
         leg_weights: list[float] = []
         unit_weights: list[dict[str, float] | None] = []
-        # Legs over the coarse units, by kind: each a list of (hits, weight).
-        coarse: dict[str, list[tuple[list[UnitHit], float]]] = {WINDOW: [], CHAT: []}
+        # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
+        coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
         wanted = {WINDOW: fusion.window_weight > 0, CHAT: fusion.chat_doc_weight > 0}
         if mode in ("hybrid", "keyword"):
             hits = self.keywords.search(analysed, depth, filters)
@@ -153,9 +167,18 @@ class SearchEngine:
                 unit_weights.append(None)
             for kind in (WINDOW, CHAT):
                 if wanted[kind]:
-                    coarse[kind].append((self.keywords.search(analysed, LEG_DEPTH, filters, kind), keyword_weight))
+                    found = self.keywords.search(analysed, LEG_DEPTH, filters, kind)
+                    # the same coverage rule as for messages: a window holding only the query's common
+                    # words must not outrank one message holding its rare ones
+                    damped = {
+                        hit.chunk_id: keyword_factor(
+                            weights.coverage(hit.text or ""), fusion.keyword_coverage, fusion.keyword_coverage_power
+                        )
+                        for hit in found
+                    }
+                    coarse[kind].append((found, keyword_weight, damped if fusion.coarse_coverage else None))
         if mode in ("hybrid", "vector") and self.embedder is not None:
-            vector = self.embedder.embed_query(analysed.text)
+            vector = self._query_vector(analysed.text, fusion.query_form)
             by_kind: dict[str, list[UnitHit]] = {MESSAGE: [], WINDOW: [], CHAT: []}
             reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
             for hit in self.store.vector_search(vector, reach, filters):
@@ -168,7 +191,7 @@ class SearchEngine:
             unit_weights.append(None)
             for kind in (WINDOW, CHAT):
                 if wanted[kind]:
-                    coarse[kind].append((by_kind[kind][:LEG_DEPTH], fusion.vector_weight))
+                    coarse[kind].append((by_kind[kind][:LEG_DEPTH], fusion.vector_weight, None))
         units = {hit.chunk_id: hit for leg in legs for hit in leg}
         direct = frozenset(units)
         fused = self._fuse(legs, leg_weights, unit_weights, fusion.k)
@@ -180,7 +203,28 @@ class SearchEngine:
             fused = self._neighbour_boost(fused, units, fusion.neighbour_share)
         if fusion.chat_boost:
             fused = self._chat_boost(fused, units, fusion.chat_boost, fusion.chat_units)
+        if fusion.recency and asks_for_latest(analysed.text):
+            chats = list(dict.fromkeys(units[cid].conversation_id for cid, _ in fused[:depth]))
+            last_at = {chat: span[1] for chat, span in self.store.message_spans(chats).items()}
+            fused = recency_prior(fused, units, last_at, fusion.recency)
+        if fusion.importance:
+            spans: dict[str, list[tuple[int, int]]] = {}
+            for cid, _ in fused[:depth]:
+                spans.setdefault(units[cid].conversation_id, []).append((units[cid].first_index, units[cid].last_index))
+            held = self.store.message_windows(spans)
+            fused = importance_prior(fused, units, held, fusion.importance, depth)
         return Ranking(fused, units, evidence, weights, direct)
+
+    def _query_vector(self, text: str, form: str) -> Vectors:
+        assert self.embedder is not None
+        if form == "raw":
+            return self.embedder.embed_query(text)
+        content = content_text(text)
+        if form == "content" or content == text:
+            return self.embedder.embed_query(content)
+        both = self.embedder.embed_query(text) + self.embedder.embed_query(content)
+        mean: Vectors = (both / np.linalg.norm(both)).astype(np.float32)
+        return mean
 
     def _weights(self, analysed: AnalysedQuery) -> TermWeights:
         total, freqs = self.keywords.doc_freqs(analysed.terms)
@@ -223,18 +267,18 @@ class SearchEngine:
             for cid, score in ranking.fused[:limit]
         ]
 
-    @staticmethod
-    def _coarse_scores(legs: list[tuple[list[UnitHit], float]], k: int) -> tuple[dict[str, float], dict[str, UnitHit]]:
+    @classmethod
+    def _coarse_scores(cls, legs: list[CoarseLeg], k: int) -> tuple[dict[str, float], dict[str, UnitHit]]:
         """RRF over the legs of one coarse kind: unit id -> fused score, and the units themselves."""
-        fused = rrf([[hit.chunk_id for hit in hits] for hits, _ in legs], k=k, weights=[w for _, w in legs])
-        return dict(fused), {hit.chunk_id: hit for hits, _ in legs for hit in hits}
+        fused = cls._fuse([hits for hits, _, _ in legs], [w for _, w, _ in legs], [f for _, _, f in legs], k)
+        return dict(fused), {hit.chunk_id: hit for hits, _, _ in legs for hit in hits}
 
     @classmethod
     def _window_boost(
         cls,
         fused: list[tuple[str, float]],
         units: dict[str, UnitHit],
-        legs: list[tuple[list[UnitHit], float]],
+        legs: list[CoarseLeg],
         share: float,
         k: int,
     ) -> list[tuple[str, float]]:
@@ -260,7 +304,7 @@ class SearchEngine:
         cls,
         fused: list[tuple[str, float]],
         units: dict[str, UnitHit],
-        legs: list[tuple[list[UnitHit], float]],
+        legs: list[CoarseLeg],
         share: float,
         k: int,
     ) -> list[tuple[str, float]]:

@@ -62,19 +62,28 @@ def _head(text: str, words: int) -> str:
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
-def windows(conversation: Conversation, size: int, stride: int) -> Iterator[Unit]:
+def windows(
+    conversation: Conversation,
+    size: int,
+    stride: int,
+    *,
+    words: int = WINDOW_MESSAGE_WORDS,
+    title: bool = False,
+) -> Iterator[Unit]:
     """Windows of `size` consecutive messages, one starting every `stride` messages (size 3, stride 2:
-    every pair of neighbours shares a window, at about half a row per message)."""
+    every pair of neighbours shares a window, at about half a row per message). Each message is read up
+    to `words` words; `title` puts the chat's title above the embedded lines."""
     messages = conversation.messages
     if size < 2 or len(messages) < 2:
         return
     start = 0
     while True:
         part = messages[start : start + size]
-        lines = [f"{_speaker(m)}: {_head(m.text, WINDOW_MESSAGE_WORDS)}" for m in part if m.text.strip()]
+        lines = [f"{_speaker(m)}: {_head(m.text, words)}" for m in part if m.text.strip()]
         if len(lines) >= 2:
             text = "\n".join(lines)
-            yield Unit(WINDOW, part[0].index, part[-1].index, tuple(m.id for m in part), text, text)
+            embedded = f"{conversation.title}\n{text}" if title and conversation.title.strip() else text
+            yield Unit(WINDOW, part[0].index, part[-1].index, tuple(m.id for m in part), text, embedded)
         if start + size >= len(messages):
             break
         start += stride

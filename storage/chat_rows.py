@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage.filters import Filters
+from storage.hits import ConversationMeta
 from storage.models import Message
 from storage.times import naive_utc, utc
 
@@ -118,17 +119,9 @@ def _message(row: dict[str, Any]) -> Message:
 
 @dataclass(frozen=True)
 class ChatRow:
-    """One conversation as the rows holds it (the values LanceDB's row gives)."""
+    """One conversation as the rows hold it: its metadata, its messages' time span and where they are."""
 
-    id: str
-    source: str
-    title: str
-    created_at: datetime
-    updated_at: datetime
-    project: str | None
-    url: str | None
-    message_count: int
-    version: str
+    meta: ConversationMeta
     span: tuple[datetime, datetime] | None
     message_start: int
     message_rows: int
@@ -161,15 +154,7 @@ class ChatRows:
         for row in self._chats.take(pa.array(rows, pa.int64())).to_pylist():
             first, last = row["first_message_at"], row["last_message_at"]
             out[row["id"]] = ChatRow(
-                id=row["id"],
-                source=row["source"],
-                title=row["title"],
-                created_at=utc(row["created_at"]),
-                updated_at=utc(row["updated_at"]),
-                project=row["project"],
-                url=row["url"],
-                message_count=row["message_count"],
-                version=row["version"],
+                meta=ConversationMeta.from_row(row),
                 span=(utc(first), utc(last)) if first is not None else None,
                 message_start=row["message_start"],
                 message_rows=row["message_rows"],
@@ -198,7 +183,7 @@ class ChatRows:
                 hi = int(np.searchsorted(order[:, 1], last, side="right"))
                 picked.update(range(lo, hi))
             if picked:
-                rows[chat.id] = order[sorted(picked), 0].tolist()
+                rows[chat.meta.id] = order[sorted(picked), 0].tolist()
         found = iter(self._rows([row for chat_rows in rows.values() for row in chat_rows], MESSAGE_FIELDS))
         out: dict[str, list[Message]] = {}
         for cid, chat_rows in rows.items():

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from storage.evidence import Strength
 from storage.models import Message
 from storage.results import ChatHit, Match, ShownMessage
+from storage.times import utc
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,21 @@ class ConversationMeta:
     url: str | None
     message_count: int
     version: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ConversationMeta:
+        """From a conversations row as LanceDB (or the chat rows beside the matrix) gives it."""
+        return cls(
+            id=row["id"],
+            source=row["source"],
+            title=row["title"],
+            created_at=utc(row["created_at"]),
+            updated_at=utc(row["updated_at"]),
+            project=row["project"],
+            url=row["url"],
+            message_count=row["message_count"],
+            version=row["version"],
+        )
 
 
 def chat_hit(

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from storage import chat_rows
-from storage.chat_rows import ChatRow, ChatRows
+from storage.chat_rows import ChatRows
 from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
@@ -178,34 +178,6 @@ META_COLUMNS = [
 ]
 
 
-def _meta(row: dict[str, Any]) -> ConversationMeta:
-    return ConversationMeta(
-        id=row["id"],
-        source=row["source"],
-        title=row["title"],
-        created_at=utc(row["created_at"]),
-        updated_at=utc(row["updated_at"]),
-        project=row["project"],
-        url=row["url"],
-        message_count=row["message_count"],
-        version=row["version"],
-    )
-
-
-def _meta_of(row: ChatRow) -> ConversationMeta:
-    return ConversationMeta(
-        id=row.id,
-        source=row.source,
-        title=row.title,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        project=row.project,
-        url=row.url,
-        message_count=row.message_count,
-        version=row.version,
-    )
-
-
 HIT_COLUMNS = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
 
 
@@ -347,13 +319,13 @@ class LanceStore:
         if found is None:
             return self._lance_metas(ids)
         cached, changed = found
-        out = {cid: _meta_of(row) for cid, row in cached.chats(i for i in ids if i not in changed).items()}
+        out = {cid: row.meta for cid, row in cached.chats(i for i in ids if i not in changed).items()}
         fresh = [i for i in ids if i in changed]
         return {**out, **self._lance_metas(fresh)} if fresh else out
 
     def _lance_metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
         query = self.conversations.search().where(sql_in("id", list(ids))).select(META_COLUMNS)
-        return {row["id"]: _meta(row) for row in query.limit(None).to_arrow().to_pylist()}
+        return {row["id"]: ConversationMeta.from_row(row) for row in query.limit(None).to_arrow().to_pylist()}
 
     @_survives_cleanup
     def conversation(self, conversation_id: str) -> Conversation | None:

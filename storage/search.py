@@ -170,13 +170,17 @@ class SearchEngine:
                     found = self.keywords.search(analysed, LEG_DEPTH, filters, kind)
                     # the same coverage rule as for messages: a window holding only the query's common
                     # words must not outrank one message holding its rare ones
-                    damped = {
-                        hit.chunk_id: keyword_factor(
-                            weights.coverage(hit.text or ""), fusion.keyword_coverage, fusion.keyword_coverage_power
-                        )
-                        for hit in found
-                    }
-                    coarse[kind].append((found, keyword_weight, damped if fusion.coarse_coverage else None))
+                    damped = (
+                        {
+                            hit.chunk_id: keyword_factor(
+                                weights.coverage(hit.text or ""), fusion.keyword_coverage, fusion.keyword_coverage_power
+                            )
+                            for hit in found
+                        }
+                        if fusion.coarse_coverage
+                        else None
+                    )
+                    coarse[kind].append((found, keyword_weight, damped))
         if mode in ("hybrid", "vector") and self.embedder is not None:
             vector = self._query_vector(analysed.text, fusion.query_form)
             by_kind: dict[str, list[UnitHit]] = {MESSAGE: [], WINDOW: [], CHAT: []}

@@ -111,7 +111,8 @@ def build(
         writer.write_table(chats)
 
 
-def _message(row: dict[str, Any]) -> Message:
+def message_of_row(row: dict[str, Any]) -> Message:
+    """A messages row (LanceDB's or the chat rows') as a `Message`."""
     return Message(
         id=row["id"], index=row["position"], role=row["role"], text=row["text"], created_at=utc(row["created_at"])
     )
@@ -187,7 +188,7 @@ class ChatRows:
         found = iter(self._rows([row for chat_rows in rows.values() for row in chat_rows], MESSAGE_FIELDS))
         out: dict[str, list[Message]] = {}
         for cid, chat_rows in rows.items():
-            out[cid] = [_message(next(found)) for _ in chat_rows]
+            out[cid] = [message_of_row(next(found)) for _ in chat_rows]
         return out
 
     def position(self, chat: ChatRow, message_id: str) -> int | None:

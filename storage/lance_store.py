@@ -432,10 +432,7 @@ class LanceStore:
         rows.sort(key=lambda r: (r["conversation_id"], r["position"]))
         out: dict[str, list[Message]] = {}
         for r in rows:
-            message = Message(
-                id=r["id"], index=r["position"], role=r["role"], text=r["text"], created_at=utc(r["created_at"])
-            )
-            out.setdefault(r["conversation_id"], []).append(message)
+            out.setdefault(r["conversation_id"], []).append(chat_rows.message_of_row(r))
         return out
 
     @_survives_cleanup

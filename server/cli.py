@@ -1,293 +1,257 @@
-"""The `pastchats` command: import chat histories, query them as the tools do, serve them over MCP."""
+"""The `pastchats` command. The commands a user runs most and that only read (`stats`, `recent`, and
+`--help`) are answered here without importing click, pydantic-settings or LanceDB, which would be
+most of their run time; everything else, and anything this parser is not sure of, goes to the click
+group (`server.cli_commands`), which defines the command line.
+
+The fast path accepts a strict subset of what the click group accepts (long options with `=` or a
+separate value, `-nN`, flags, `-v` counts) and gives the same output and exit status; tests run both
+on the same arguments. Help texts come from `server.cli_help_texts`, generated from the click group
+(a test regenerates them), and are used only where click would print them at its full width.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import json
+import os
 import sys
-from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-import click
+from storage.errors import PastchatsError
 
-from server.cli_common import (
-    ISO,
-    PastchatsGroup,
-    as_tool,
-    catalog_or_library,
-    emit,
-    json_option,
-    make_settings,
-    opened,
-)
-from server.cli_data import COMMANDS
-from server.cli_model import model as model_commands
-from server.cli_setup import doctor, setup
-
-if TYPE_CHECKING:
-    from server.settings import Settings
-    from storage.library import Library
+PROG = "pastchats"
+RECENT_INTS = {"-n": (1, 20)}
+RECENT_CHOICES = {"--sort-order": ("asc", "desc")}
+RECENT_TIMES = ("--before", "--after")
+RECENT_TEXTS = ("--project",)
 
 
-class FormatChoice(click.Choice[str]):
-    """The importers' format names, listed only when shown or checked: importing the importers (and
-    pydantic with them) would slow down every `--help` and argument error."""
+class Values:
+    """A command's option values, as click would pass them."""
 
     def __init__(self) -> None:
-        super().__init__([])
-
-    @property  # click sets a plain attribute; this one is computed
-    def choices(self) -> tuple[str, ...]:
-        from importers import registry
-
-        return tuple(registry.names())
-
-    @choices.setter
-    def choices(self, value: object) -> None:
-        pass
+        self.n = 3
+        self.sort_order: Literal["asc", "desc"] = "desc"
+        self.before: datetime | None = None
+        self.after: datetime | None = None
+        self.project: str | None = None
+        self.as_json = False
 
 
-@click.group(cls=PastchatsGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--home", type=click.Path(file_okay=False, path_type=Path), help="Store directory [PASTCHATS_HOME].")
-@click.option("--model", help="fastembed embedding model [PASTCHATS_MODEL].")
-@click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
-@click.version_option(package_name="pastchats-mcp")
-@click.pass_context
-def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) -> None:
-    """A local, searchable memory of your past chats, for any MCP client."""
-    levels = {0: None, 1: "INFO"}
-    ctx.ensure_object(dict).update(home=home, model=model, log_level=levels.get(verbose, "DEBUG"))
+class Fallback(PastchatsError):
+    """This invocation is for the click group to answer."""
 
 
-@cli.command("import")
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "format_", type=FormatChoice(), help="Skip detection.")
-@click.option("--sample", is_flag=True, help="Import the bundled sample chats, to try pastchats out.")
-@json_option
-@click.pass_context
-def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, as_json: bool) -> None:
-    """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe.
+class ArgumentProblem(PastchatsError):
+    """A value click would refuse: the same message, the same exit status (2)."""
 
-    Without an embedding model the chats are imported all the same, keyword-searchable at once; their
-    passages are embedded once a model is installed (`pastchats model install`).
-    """
-    if not paths and not sample:
-        raise click.UsageError("pass one or more files or folders to import, or --sample")
-    from importers import registry
-    from importers.base import SourceError
-    from server import wiring
-
-    settings = make_settings(ctx)
-    for path in paths:  # a wrong path or format fails here, before the store and the model load
-        try:
-            registry.choose(path, format_)
-        except SourceError as exc:
-            raise click.ClickException(str(exc)) from None
-    # deferred: the store pulls in lancedb, the embedder fastembed (start-up speed; see above)
-    from server.embedding import embed_with_progress
-    from server.importing import import_source, sample_path, summary_text, totals
-
-    with ExitStack() as stack:
-        sources: list[tuple[Path, str | None, str | None]] = [(path, format_, None) for path in paths]
-        if sample:
-            sources.append((stack.enter_context(sample_path()), None, "sample chats"))
-        library = stack.enter_context(opened(settings))
-        exclusions = wiring.exclusions_from(settings)
-        summaries = [import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources]
-        embed_with_progress(library, show=not as_json)
-        waiting = library.pending_embeddings()
-    if as_json:
-        records = [dataclasses.asdict(s) for s in summaries]
-        output = {"sources": records, "total": totals(summaries), "awaiting_embeddings": waiting}
-        click.echo(json.dumps(output, indent=2))
-    else:
-        click.echo(summary_text(summaries))
-        if waiting:
-            click.echo(
-                f"{waiting} passage(s) await embeddings: keyword search works now; semantic search once the "
-                "model is installed (`pastchats model install`)."
-            )
+    def __init__(self, command: str, message: str):
+        super().__init__(message)
+        self.command = command
 
 
-@cli.command()
-@click.argument("query")
-@click.option("--max-results", type=click.IntRange(1, 10), default=5, show_default=True)
-@click.option("--project", help="Only chats in this project or workspace.")
-@click.option("--after", type=ISO, help="Only chats updated after this time.")
-@click.option("--before", type=ISO, help="Only chats updated before this time.")
-@json_option
-@click.pass_context
-def search(
-    ctx: click.Context,
-    query: str,
-    max_results: int,
-    project: str | None,
-    after: datetime | None,
-    before: datetime | None,
-    as_json: bool,
-) -> None:
-    """Search past chats by topic: what the conversation_search tool answers."""
-    from tools import conversation_search  # deferred: pulls in the MCP SDK (start-up speed)
-
-    settings = make_settings(ctx)
-    with opened(settings) as library:
-        output, text = as_tool(
-            conversation_search.NAME,
-            lambda: conversation_search.search(
-                library,
-                query,
-                max_results=max_results,
-                project=project,
-                after=after,
-                before=before,
-                budget=settings.output_budget_chars,
-            ),
-        )
-    emit(output, text, as_json)
+def program_name() -> str:
+    """The name click shows in usage lines (its own rule: `python -m ...` when run as a module)."""
+    package = getattr(sys.modules["__main__"], "__package__", None)
+    return os.path.basename(sys.argv[0]) if package in (None, "") else ""
 
 
-@cli.command()
-@click.option("-n", type=click.IntRange(1, 20), default=3, show_default=True, help="How many chats.")
-@click.option("--sort-order", type=click.Choice(["asc", "desc"]), default="desc", show_default=True)
-@click.option("--before", type=ISO, help="Only chats updated before this time (the next page).")
-@click.option("--after", type=ISO, help="Only chats updated after this time.")
-@click.option("--project", help="Only chats in this project or workspace.")
-@json_option
-@click.pass_context
-def recent(
-    ctx: click.Context,
-    n: int,
-    sort_order: Literal["asc", "desc"],
-    before: datetime | None,
-    after: datetime | None,
-    project: str | None,
-    as_json: bool,
-) -> None:
-    """List past chats by time: what the recent_chats tool answers."""
-    from tools import recent_listing  # deferred: the output models (start-up speed of --help)
+def help_width_is_clicks_full_width() -> bool:
+    """Whether click would wrap help at its widest (78 columns): the width the stored texts have."""
+    import shutil
 
-    settings = make_settings(ctx)
-    with ExitStack() as stack:
-        source = catalog_or_library(settings, stack)
-        output, text = as_tool(
-            recent_listing.NAME,
-            lambda: recent_listing.recent(
-                source,
-                n=n,
-                sort_order=sort_order,
-                before=before,
-                after=after,
-                project=project,
-                budget=settings.output_budget_chars,
-            ),
-        )
-    emit(output, text, as_json)
+    return shutil.get_terminal_size().columns >= 80
 
 
-@cli.command()
-@click.argument("uri")
-@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--limit", type=click.IntRange(1, 100), default=40, show_default=True)
-@click.option("--around", help="A message number (as shown) or id to centre the page on.")
-@json_option
-@click.pass_context
-def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
-    """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
-    from tools import read_page  # deferred: the output models (start-up speed of --help)
+def split_options(tokens: list[str], valued: set[str], flags: set[str]) -> list[tuple[str, str | None]]:
+    """(option, value) in command-line order; Fallback for anything click might read differently."""
+    found: list[tuple[str, str | None]] = []
+    rest = list(tokens)
+    while rest:
+        token = rest.pop(0)
+        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
+        if name in flags and not eq:
+            found.append((name, None))
+        elif name in valued and eq:
+            found.append((name, value))
+        elif name in valued and rest:
+            found.append((name, rest.pop(0)))
+        elif len(token) > 2 and token[:2] in valued and not token.startswith("--"):  # -n5
+            found.append((token[:2], token[2:]))
+        else:
+            raise Fallback
+    for _, given in found:
+        if given is not None and (not given or given.startswith("-")):
+            raise Fallback  # click's reading of these is subtle; let it decide
+    return found
 
-    settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
-        output, text = as_tool(
-            read_page.NAME,
-            lambda: read_page.read(
-                library, uri, offset=offset, limit=limit, around=around, budget=settings.output_budget_chars
-            ),
-        )
-    emit(output, text, as_json)
+
+class GlobalOptions:
+    def __init__(self) -> None:
+        self.home: str | None = None
+        self.model: str | None = None
+        self.verbose = 0
 
 
-@cli.command()
-@click.option(
-    "--transport",
-    type=click.Choice(["stdio", "sse", "streamable-http"]),
-    default="stdio",
-    show_default=True,
-)
-@click.option("--host", help="Interface for sse/streamable-http [PASTCHATS_HOST, default 127.0.0.1].")
-@click.option("--port", type=int, help="Port for sse/streamable-http [PASTCHATS_PORT, default 8765].")
-@click.pass_context
-def serve(
-    ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
-) -> None:
-    """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
-    from server import transports, wiring  # deferred: pulls in the MCP SDK (start-up speed)
-    from server.app import build_server
+def parse_global(argv: list[str]) -> tuple[GlobalOptions, str, list[str]]:
+    options = GlobalOptions()
+    rest = list(argv)
+    while rest and rest[0].startswith("-"):
+        token = rest.pop(0)
+        name, eq, value = token.partition("=")
+        if name in ("--home", "--model"):
+            if not eq:
+                if not rest:
+                    raise Fallback
+                value = rest.pop(0)
+            if not value or value.startswith("-"):
+                raise Fallback
+            if name == "--home":
+                options.home = value
+            else:
+                options.model = value
+        elif token == "--verbose" or (len(token) > 1 and set(token[1:]) == {"v"}):
+            options.verbose += 1 if token == "--verbose" else len(token) - 1
+        else:
+            raise Fallback
+    if not rest:
+        raise Fallback
+    return options, rest[0], rest[1:]
 
-    settings = make_settings(ctx, host=host, port=port)
-    transports.stop_at_once_on_ctrl_c()
-    if transport == "stdio" and sys.stdin.isatty():
-        click.echo(
-            "pastchats: waiting for an MCP client on stdin (Ctrl-C stops). To connect a client, run "
-            "`pastchats setup claude-desktop` (or claude-code, cursor, vscode).",
-            err=True,
-        )
-    if transport != "stdio":
-        transports.check_binding(settings)
-        path = "/sse" if transport == "sse" else "/mcp"
-        click.echo(f"pastchats: serving on http://{settings.host}:{settings.port}{path}", err=True)
-    opened_libraries: list[Library] = []
 
-    def factory(s: Settings) -> Library:
-        opened_libraries.append(wiring.open_library(s))
-        return opened_libraries[-1]
+def answer_help(argv: list[str]) -> bool:
+    """Print a stored help text when click would print exactly it."""
+    from server.cli_help_texts import HELP
 
+    key = None
+    if len(argv) == 1 and argv[0] in ("-h", "--help"):
+        key = ""
+    elif len(argv) == 2 and argv[1] in ("-h", "--help") and argv[0] in HELP:
+        key = argv[0]
+    if key is None or program_name() != PROG or not help_width_is_clicks_full_width():
+        return False
+    sys.stdout.write(HELP[key] + "\n")
+    sys.stdout.flush()
+    return True
+
+
+def check_recent(options: list[tuple[str, str | None]]) -> Values:
+    """The recent command's values, converted and checked as click does, in command-line order."""
+    from storage.times import parse_iso
+
+    values = Values()
+    for name, raw in options:
+        if name in RECENT_INTS:
+            assert raw is not None
+            if not (raw.isascii() and raw.isdigit()):
+                raise Fallback
+            low, high = RECENT_INTS[name]
+            if not low <= int(raw) <= high:
+                raise ArgumentProblem(
+                    "recent", f"Invalid value for '{name}': {int(raw)} is not in the range {low}<=x<={high}."
+                )
+            values.n = int(raw)
+        elif name in RECENT_CHOICES:
+            if raw not in RECENT_CHOICES[name]:
+                choices = ", ".join(repr(c) for c in RECENT_CHOICES[name])
+                raise ArgumentProblem("recent", f"Invalid value for '{name}': {raw!r} is not one of {choices}.")
+            values.sort_order = "asc" if raw == "asc" else "desc"
+        elif name in RECENT_TIMES:
+            parsed = parse_iso(str(raw))
+            if parsed is None:
+                raise ArgumentProblem(
+                    "recent",
+                    f"Invalid value for '{name}': {raw!r} is not an ISO 8601 date or time "
+                    "(e.g. 2025-01-20 or 2025-01-20T10:00Z)",
+                )
+            if name == "--before":
+                values.before = parsed
+            else:
+                values.after = parsed
+        elif name in RECENT_TEXTS:
+            values.project = raw
+        else:
+            values.as_json = True
+    return values
+
+
+def fast(argv: list[str]) -> int | None:
+    """The exit status, when answered here; None when the click group must answer."""
+    if sys.platform == "win32" or (sys.stdout.encoding or "").lower().replace("_", "-") not in ("utf-8", "utf8"):
+        return None  # click re-wraps or colours streams there; it answers
     try:
-        transports.serve(build_server(settings, factory), settings, transport)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        for library in opened_libraries:
-            library.close()
-
-
-@cli.command()
-@json_option
-@click.pass_context
-def stats(ctx: click.Context, as_json: bool) -> None:
-    """What the store holds: chats, messages, sources, projects, time span, model, size."""
-    settings = make_settings(ctx)
-    with ExitStack() as stack:
-        source = catalog_or_library(settings, stack)
-        info = source.stats()
-    if as_json:
-        click.echo(json.dumps(dataclasses.asdict(info), indent=2, default=str))
-        return
-
-    def counts(values: dict[str, int]) -> str:
-        return ", ".join(f"{k} {v}" for k, v in sorted(values.items(), key=lambda kv: -kv[1])) or "none"
-
-    span = f"{info.oldest:%Y-%m-%d} to {info.newest:%Y-%m-%d}" if info.oldest and info.newest else "empty"
-    click.echo(
-        f"Store: {info.home} ({info.disk_bytes / 1e6:.1f} MB)\n"
-        f"Chats: {info.conversations} · messages {info.messages} · indexed passages {info.chunks}\n"
-        f"Sources: {counts(info.sources)}\nProjects: {counts(info.projects)}\n"
-        f"Time span: {span}\nModel: {info.model}"
-    )
-    if info.awaiting_embeddings:
-        click.echo(
-            f"Awaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; "
-            "`pastchats model install` embeds them."
+        if answer_help(argv):
+            return 0
+        options, command, rest = parse_global(argv)
+        if command == "stats":
+            values = Values()
+            values.as_json = bool(split_options(rest, set(), {"--json"}))
+        elif command == "recent":
+            valued = {*RECENT_INTS, *RECENT_CHOICES, *RECENT_TIMES, *RECENT_TEXTS}
+            values = check_recent(split_options(rest, valued, {"--json"}))
+        else:
+            return None
+        return run(command, options, values)
+    except Fallback:
+        return None
+    except ArgumentProblem as problem:
+        prog = program_name()
+        if prog != PROG:
+            return None
+        sys.stderr.write(
+            f"Usage: {prog} {problem.command} [OPTIONS]\nTry '{prog} {problem.command} --help' for help.\n\n"
+            f"Error: {problem}\n"
         )
+        return 2
+
+
+def run(command: str, options: GlobalOptions, values: Values) -> int | None:
+    from server.cli_quick import echo, recent_text, stats_text
+    from server.logs import configure_logging
+    from server.settings_quick import quick_settings
+    from storage.catalog import Catalog
+
+    home = options.home
+    if home is not None and os.path.exists(home) and not os.path.isdir(home):
+        return None  # click refuses a file as --home, in its words
+    settings = quick_settings(
+        home=Path(home) if home is not None else None,
+        model=options.model,
+        log_level=None if options.verbose == 0 else "INFO" if options.verbose == 1 else "DEBUG",
+    )
+    if settings is None:
+        return None
+    configure_logging(settings)
+    try:
+        with Catalog.read(settings.home.expanduser(), settings.model_name()) as catalog:
+            if catalog is None:
+                return None  # the store itself answers (and rebuilds the catalog): the click group opens it
+            if command == "stats":
+                text = stats_text(catalog, values.as_json)
+            else:
+                text = recent_text(
+                    catalog,
+                    settings.output_budget_chars,
+                    n=values.n,
+                    sort_order=values.sort_order,
+                    before=values.before,
+                    after=values.after,
+                    project=values.project,
+                    as_json=values.as_json,
+                )
+    except Exception:  # an error (an empty store, an unknown project): the click group words it, as always
+        return None
+    echo(text)
+    return 0
 
 
 def main() -> None:
+    status = fast(sys.argv[1:])
+    if status is not None:
+        sys.exit(status)
+    from server.cli_commands import cli
+
     cli()
-
-
-for command in [*COMMANDS, model_commands, setup, doctor]:
-    cli.add_command(command)
 
 
 if __name__ == "__main__":

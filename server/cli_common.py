@@ -45,6 +45,7 @@ def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
     # deferred, like every import a command needs but `--help` and argument errors do not: pydantic
     # and the importers are most of what is left of start-up once LanceDB is out of the way
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError
 
     from server.logs import configure_logging
     from server.settings import Settings
@@ -55,6 +56,8 @@ def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise click.ClickException(f"invalid setting: {problems}") from None
+    except SettingsError as exc:  # a list or mapping variable that is not JSON
+        raise click.ClickException(f"invalid setting: {exc}; lists and mappings are JSON, e.g. '[\"a\"]'") from None
     configure_logging(settings)
     return settings
 

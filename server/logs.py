@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import logging
 import sys
+from pathlib import Path
+from typing import Protocol
 
-from server.settings import Settings
+
+class LogSettings(Protocol):
+    """What logging reads of the settings (`Settings`, or the read-only commands' `QuickSettings`)."""
+
+    @property
+    def log_file(self) -> Path | None: ...
+    @property
+    def log_level(self) -> str: ...
+
 
 NOISY = ("httpx", "uvicorn.access", "lance", "lancedb", "fastembed")
 
 
-def configure_logging(settings: Settings) -> None:
+def configure_logging(settings: LogSettings) -> None:
     handler: logging.Handler
     if settings.log_file is not None:
         settings.log_file.parent.mkdir(parents=True, exist_ok=True)

@@ -6,22 +6,14 @@ import os
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from server.settings_quick import default_home, default_model_cache, resolve_model
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-def default_home() -> Path:
-    return Path(platformdirs.user_data_dir("pastchats", appauthor=False))
-
-
-def default_model_cache() -> Path:
-    """pastchats' own model cache: every process finds it, whatever environment a client gives it."""
-    return Path(platformdirs.user_cache_dir("pastchats", appauthor=False)) / "models"
 
 
 # The variables the coding agents themselves honour to move their logs; sync looks where they look.
@@ -37,6 +29,9 @@ AGENT_VARIABLES = (
 
 def agent_environment() -> dict[str, str]:
     return {name: os.environ[name] for name in AGENT_VARIABLES if os.environ.get(name)}
+
+
+__all__ = ["LOOPBACK_HOSTS", "Settings", "agent_environment", "default_home", "default_model_cache"]
 
 
 class Settings(BaseSettings):
@@ -121,10 +116,7 @@ class Settings(BaseSettings):
 
     def model_name(self) -> str:
         """The model to use: the setting, else the one the store was embedded with, else the default."""
-        from storage.defaults import DEFAULT_MODEL
-        from storage.store_meta import store_model  # not storage.model_files: that pulls in NumPy
-
-        return self.model or store_model(self.home) or DEFAULT_MODEL
+        return resolve_model(self.model, self.home)
 
     @property
     def is_loopback(self) -> bool:

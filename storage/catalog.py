@@ -24,17 +24,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from storage.filters import Filters
-from storage.hits import ConversationMeta
-from storage.locks import WriteLock
-from storage.models import Message
+from storage.journal import FILE as JOURNAL
+from storage.journal import load_journal
 from storage.recent import StoreStats, preview_spans, recent_page, store_stats
-from storage.results import RecentResult
 from storage.store_meta import refuse_newer
 from storage.times import naive_utc
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs none (start-up speed)
+    from storage.filters import Filters
+    from storage.hits import ConversationMeta
     from storage.lance_store import LanceStore
+    from storage.models import Message
+    from storage.results import RecentResult
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ class Catalog:
         path = home / FILE
         # A delete committed and not finished (killed): its chats may still be in the tables the
         # catalog matches; opening the store finishes it, so answer from there instead.
-        if not path.is_file() or WriteLock(home).deleting():
+        if not path.is_file() or load_journal(home / JOURNAL)["deleting"]:
             yield None
             return
         try:
@@ -226,6 +227,8 @@ class Catalog:
         return found
 
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
+        from storage.hits import ConversationMeta
+
         return {
             row["id"]: ConversationMeta(
                 id=row["id"],
@@ -242,6 +245,8 @@ class Catalog:
         }
 
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
+        from storage.models import Message
+
         out: dict[str, list[Message]] = {}
         for row in self._rows(list(windows)):
             spans = windows[row["id"]]

@@ -27,14 +27,14 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from storage.errors import StoreBusy
-
-LISTS = ("conversations", "deleting", "deleted")
+from storage.journal import FILE as JOURNAL
+from storage.journal import LISTS, load_journal
 
 
 class WriteLock:
     def __init__(self, home: Path, on_acquire: Callable[[], None] | None = None):
         self._lock = FileLock(str(home / "write.lock"))
-        self.journal_path = home / "journal.json"
+        self.journal_path = home / JOURNAL
         # Every id named by `begin` in this process: what a hold wrote, for the catalog to re-read.
         self.touched: list[str] = []
         # Run by whoever takes the lock (not by nested holds): finishes what a killed writer committed to.
@@ -106,17 +106,7 @@ class WriteLock:
     # ---- the file ----------------------------------------------------------------------------------
 
     def _load(self) -> dict[str, list[str]]:
-        try:
-            data = json.loads(self.journal_path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        out: dict[str, list[str]] = {}
-        for name in LISTS:
-            value = data.get(name)
-            out[name] = [x for x in value if isinstance(x, str)] if isinstance(value, list) else []
-        return out
+        return load_journal(self.journal_path)
 
     def _save(self, data: dict[str, list[str]]) -> None:
         if not any(data.values()):

@@ -8,14 +8,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from storage.errors import UnknownProject
 from storage.filters import Filters
-from storage.hits import ConversationMeta, chat_hit, shown
-from storage.models import Message
-from storage.results import Match, RecentResult
 from storage.times import utc
+
+if TYPE_CHECKING:  # imported where used: `stats` needs none of these pydantic models (start-up speed)
+    from storage.hits import ConversationMeta
+    from storage.models import Message
+    from storage.results import Match, RecentResult
 
 PREVIEW_HEAD = 2  # the opening exchange says what a chat was about
 PREVIEW_TAIL = 2  # the last turns say where it ended
@@ -116,6 +118,9 @@ def recent_page(
 
     A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
     """
+    from storage.hits import chat_hit
+    from storage.results import RecentResult
+
     projects = project_spellings(source, project)
     filters = Filters(project=projects, after=after, before=before)
     paged = source.time_page(filters, n, sort_order) if isinstance(source, PagesByTime) else None
@@ -168,6 +173,9 @@ def preview_spans(message_count: int) -> list[tuple[int, int]]:
 
 
 def preview(spans: list[tuple[int, int]], messages: list[Message]) -> list[Match]:
+    from storage.hits import shown
+    from storage.results import Match
+
     by_index = {m.index: m for m in messages}
     return [
         Match(

@@ -22,9 +22,10 @@ HEAVY = ("fastembed", "onnxruntime", "lancedb", "mcp")
 
 PROBE = """
 import sys
-from server.cli import cli
+sys.argv[0] = "pastchats"  # as the installed command runs it
+from server.cli import main
 try:
-    cli.main(sys.argv[1:], prog_name="pastchats")
+    main()
 except SystemExit as exit:
     code = exit.code
 print("\\nLOADED " + " ".join(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)

@@ -1,0 +1,126 @@
+"""The fast path of `pastchats` (server/cli.py): `stats`, `recent`, `--help` and their argument errors
+answered without click or pydantic-settings, exactly as the click group answers them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.cli_help import help_texts
+from server.cli_help_texts import HELP
+from tests.server.processes import build_real_store, server_env
+
+RUN = """
+import sys
+sys.argv[0] = "pastchats"
+try:
+    if {full!r}:
+        from server.cli_commands import cli
+        cli.main(sys.argv[1:], prog_name="pastchats")
+    else:
+        from server.cli import main
+        main()
+except SystemExit as exit:
+    code = exit.code
+loaded = [m for m in ("click", "pydantic_settings", "lancedb") if m in sys.modules]
+print("\\nLOADED " + " ".join(loaded), file=sys.stderr)
+sys.exit(code)
+"""
+
+# Answered by the fast path: neither click nor pydantic-settings is imported.
+FAST = [
+    ["stats"],
+    ["stats", "--json"],
+    ["--model", "some/model", "-vv", "stats"],
+    ["recent"],
+    ["recent", "-n", "1"],
+    ["recent", "-n1", "--json"],
+    ["recent", "--sort-order=asc", "-n", "1", "--sort-order", "asc"],
+    ["recent", "--project", "HOMELAB"],
+    ["recent", "--after", "2020-01-01", "--before=2100-01-01T00:00Z", "--json"],
+    ["-v", "recent", "--before", "2025-01-01T00:00:00+02:00"],
+    ["recent", "-n", "99"],
+    ["recent", "-n", "0", "--sort-order", "up"],
+    ["recent", "--sort-order", "up", "-n", "0"],
+    ["recent", "--before", "yesterday"],
+]
+HELPS = [["--help"], ["-h"], ["stats", "--help"], ["recent", "-h"], ["import", "--help"], ["model", "--help"]]
+# Left to the click group (errors it words, values the fast path does not read): the same answer.
+CLICK = [
+    ["recent", "--project", "nowhere"],
+    ["recent", "--bogus"],
+    ["stats", "extra"],
+    ["recent", "-n"],
+    ["recent", "-n", "abc"],
+    ["recent", "-n", "-1"],
+    ["recent", "--project", ""],
+    ["recent", "--json", "--help"],
+]
+
+
+def run(home: Path, env: dict[str, str], args: list[str], *, full: bool) -> tuple[str, str, int, set[str]]:
+    argv = [sys.executable, "-c", RUN.format(full=full), *args]
+    if args[0] not in ("--help", "-h") and args[-1] not in ("--help", "-h"):
+        argv[3:3] = ["--home", str(home)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    stderr, loaded = done.stderr.rsplit("\nLOADED", 1)
+    return done.stdout, stderr, done.returncode, set(loaded.split())
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) -> Path:
+    home = build_real_store(tmp_path_factory.mktemp("store"), model_cache_dir)
+    return home
+
+
+@pytest.fixture
+def env(model_cache_dir: Path) -> dict[str, str]:
+    environment = server_env(model_cache_dir)
+    environment.pop("COLUMNS", None)
+    return environment
+
+
+@pytest.mark.parametrize("args", FAST + HELPS)
+def test_the_fast_path_answers_as_the_click_group_does_without_importing_it(
+    home: Path, env: dict[str, str], args: list[str]
+) -> None:
+    *fast, loaded = run(home, env, args, full=False)
+    *full, _ = run(home, env, args, full=True)
+    assert fast == full
+    assert loaded == set(), loaded
+    assert "Traceback" not in fast[1]
+
+
+@pytest.mark.parametrize("args", CLICK)
+def test_what_the_fast_path_leaves_to_click_reads_the_same(home: Path, env: dict[str, str], args: list[str]) -> None:
+    *fast, _ = run(home, env, args, full=False)
+    *full, _ = run(home, env, args, full=True)
+    assert fast == full
+
+
+def test_help_on_a_narrow_terminal_is_clicks_own(home: Path, env: dict[str, str]) -> None:
+    env["COLUMNS"] = "60"
+    *fast, loaded = run(home, env, ["recent", "--help"], full=False)
+    *full, _ = run(home, env, ["recent", "--help"], full=True)
+    assert fast == full
+    assert "click" in loaded
+
+
+def test_a_store_without_a_catalog_is_answered_by_the_store_and_then_fast(
+    home: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    copy = tmp_path / "store"
+    subprocess.run(["cp", "-a", str(home), str(copy)], check=True)
+    (copy / "catalog.sqlite").unlink(missing_ok=True)
+    *first, loaded = run(copy, env, ["stats"], full=False)
+    assert "lancedb" in loaded
+    *again, loaded = run(copy, env, ["stats"], full=False)
+    assert again == first
+    assert loaded == set()
+
+
+def test_the_stored_help_texts_are_what_the_click_group_prints() -> None:
+    assert help_texts() == HELP, "regenerate them: `uv run python -m server.cli_help`"

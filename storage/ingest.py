@@ -130,8 +130,8 @@ class Ingestor:
             if progress is not None:
                 progress(IngestProgress(done, messages))
         if stats.written:
+            self.store.ensure_indexes()  # before the cleanup, so that no index commit outlives it
             self.store.optimize()
-            self.store.ensure_indexes()
             self.store.build_matrix()
         return stats
 

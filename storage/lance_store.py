@@ -26,6 +26,7 @@ from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
 from storage.hits import ConversationMeta
 from storage.lancedb_import import import_lancedb
+from storage.locks import Readers
 from storage.models import Conversation, Message
 from storage.times import naive_utc, utc
 from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
@@ -39,11 +40,12 @@ else:  # lancedb's REST client deferred: half of its import time, unused by a st
 log = logging.getLogger(__name__)
 
 TIMESTAMP = pa.timestamp("us")
-# An old version's files are deleted only once a newer version has existed for this long. A query
-# reads the version that was newest when it began, to its end, whatever is committed meanwhile; under
-# load one query took well over 5 s (the old grace), so a reader lost a file to cleanup mid-read
-# (docs/BENCHMARKS.md, "Load"). No query takes minutes; and a read that still loses a file is retried
-# once at the newest version (`_survives_cleanup`), whose files no cleanup deletes.
+# While any reader is mid-read (`Readers`), an old version's files are deleted only once a newer
+# version has existed for this long. A query reads the version that was newest when it began, to its
+# end, whatever is committed meanwhile; under load one query took well over 5 s, so a reader lost a
+# file to cleanup mid-read (docs/BENCHMARKS.md, "Load"). No query takes minutes; and a read that still
+# loses a file is retried once at the newest version (`_survives_cleanup`), whose files no cleanup
+# deletes. With no reader at all, every version but the newest goes at once.
 CLEANUP_GRACE = timedelta(minutes=10)
 # LanceDB measures a version's age from its own clock reading, taken a moment after ours: versions this
 # close to the cut are kept for the next cleanup rather than risk deleting one superseded too recently.
@@ -69,12 +71,14 @@ def _survives_cleanup(method: Callable[Concatenate[LanceStore, P], R]) -> Callab
 
     def read(self: LanceStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return method(self, *args, **kwargs)
+            with self.readers.reading():
+                return method(self, *args, **kwargs)
         except (RuntimeError, OSError, ValueError) as error:
             if not vanished_file(error):
                 raise
             log.info("a read lost a file to old-version cleanup (%s); reading the newest version", error)
-            return method(self, *args, **kwargs)
+            with self.readers.reading():
+                return method(self, *args, **kwargs)
 
     functools.update_wrapper(read, method)
     return read
@@ -200,6 +204,7 @@ class LanceStore:
         self.path = path
         self.dim = dim
         self.matrix = VectorMatrix(matrix_dir or path.parent / "vectors", dim)
+        self.readers = Readers(path.with_name(path.name + ".readers"))
         self._version_cache: tuple[int, int] | None = None
         # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
         self._db = lancedb.connect(str(path), read_consistency_interval=timedelta(0))
@@ -450,8 +455,9 @@ class LanceStore:
 
     def message_rows(self, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
         """Every message row (these columns), streamed: rebuilding derived state in one pass."""
-        for batch in self.messages.search().select(list(columns)).limit(None).to_batches(8192):
-            yield from batch.to_pylist()
+        with self.readers.reading():
+            for batch in self.messages.search().select(list(columns)).limit(None).to_batches(8192):
+                yield from batch.to_pylist()
 
     def chunk_rows(self, where: str | None = None, *, batch: int = 8192) -> Iterator[dict[str, Any]]:
         """Every passage's row, streamed (for writers, who hold the lock: no cleanup can run meanwhile)."""
@@ -460,8 +466,9 @@ class LanceStore:
         query = self.chunks.search().select(columns).limit(None)
         if where:
             query = query.where(where)
-        for rows in query.to_batches(batch):
-            yield from rows.to_pylist()
+        with self.readers.reading():
+            for rows in query.to_batches(batch):
+                yield from rows.to_pylist()
 
     def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
         """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly;
@@ -720,21 +727,31 @@ class LanceStore:
         self.prune(grace=grace)
 
     def prune(self, *, grace: timedelta = CLEANUP_GRACE) -> None:
-        """Delete the versions that were superseded at least `grace` ago (callers hold the write lock).
+        """Delete the versions no reader can still need (callers hold the write lock).
 
-        Nothing waits: what a write has just superseded stays until a later write or open prunes it.
-        A version is only ever read by queries that began while it was the newest, so once its
-        successor is `grace` old only a query running longer than that could still need its files.
+        A version is only ever read by queries that began while it was the newest. With nobody
+        mid-read (in any process) that is no one: every version but the newest goes. Otherwise only
+        the versions superseded at least `grace` ago go, since only a query running longer than that
+        could still need their files; the rest wait for a later write or open. Nothing waits here.
         """
-        for table in self._tables():
-            try:
-                older_than = self._prunable_age(table, grace)
-                if older_than is None:
-                    continue
-                # Unverified files are safe to delete: no other writer can be mid-commit (the lock).
-                table.optimize(cleanup_older_than=older_than, delete_unverified=True)
-            except Exception as exc:  # housekeeping: the next write or open tries again
-                log.warning("could not delete old versions of %s: %s", table.name, exc)
+        with self.readers.alone() as alone:
+            for table in self._tables():
+                try:
+                    older_than = self._prunable_age(table, grace) if not alone else self._all_but_newest(table)
+                    if older_than is None:
+                        continue
+                    # Unverified files are safe to delete: no other writer can be mid-commit (the lock).
+                    table.optimize(cleanup_older_than=older_than, delete_unverified=True)
+                except Exception as exc:  # housekeeping: the next write or open tries again
+                    log.warning("could not delete old versions of %s: %s", table.name, exc)
+
+    @staticmethod
+    def _all_but_newest(table: Any) -> timedelta | None:
+        """With nobody reading: every version but the newest, including those LanceDB's own compaction
+        in the cleanup call is about to supersede (it compacts before it cleans up)."""
+        if len(table.list_versions()) < 2 and table.stats()["fragment_stats"]["num_fragments"] < 2:
+            return None  # one version, nothing to compact: no need to call LanceDB at all
+        return timedelta(milliseconds=1)  # 0 would make LanceDB warn
 
     @staticmethod
     def _prunable_age(table: Any, grace: timedelta) -> timedelta | None:

@@ -276,6 +276,7 @@ class Library:
                 owners = {cid: n for cid, n in self.store.pending_owners().items() if cid not in tried}
                 if not owners:
                     if done:  # fold the new vectors in: searches then need no LanceDB lookups
+                        self.store.optimize()  # one commit per batch: compact, and drop what they replaced
                         self.store.build_matrix()
                     return done
                 chosen, size = [], 0

@@ -20,9 +20,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no advisory locks here; cleanup keeps its grace period instead
+    fcntl = None  # type: ignore[assignment]
 
 from filelock import FileLock, Timeout
 
@@ -118,3 +124,67 @@ class WriteLock:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.journal_path)
+
+
+class Readers:
+    """Who is in the middle of reading the tables, across processes, for old-version cleanup.
+
+    Each read holds a shared advisory lock on one file for its duration (its own open file, so that
+    threads of one process count separately). Cleanup asks for the exclusive lock without waiting: if
+    it gets it, nobody is mid-read, and every version but the newest can go at once; if not, someone
+    may still be reading an older version, and cleanup keeps the grace period. A read that starts
+    while cleanup holds the lock begins on the newest version, which cleanup never deletes.
+    """
+
+    # A read that finds cleanup at work waits this long for it before going ahead unlocked.
+    WAIT = 2.0
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        fd = self._open()
+        try:
+            if fd is not None:
+                self._shared(fd)
+            yield
+        finally:
+            if fd is not None:
+                os.close(fd)  # closing the file releases its lock
+
+    @contextmanager
+    def alone(self) -> Iterator[bool]:
+        """True while no read is under way anywhere (and none starts a lock-holding read meanwhile)."""
+        fd = self._open()
+        if fd is None:
+            yield False
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                yield False
+            else:
+                yield True
+        finally:
+            os.close(fd)
+
+    def _open(self) -> int | None:
+        if fcntl is None:
+            return None
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:  # a read-only store: nobody can clean it up either
+            return None
+
+    def _shared(self, fd: int) -> None:
+        deadline = time.monotonic() + self.WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return  # cleanup is slow: read the newest version anyway (reads retry a lost file)
+                time.sleep(0.005)

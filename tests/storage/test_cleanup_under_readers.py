@@ -48,16 +48,50 @@ def test_a_reader_in_another_process_reads_to_the_end_while_a_writer_compacts_an
     assert out.strip() == f"read {total}"
 
 
-def test_versions_superseded_longer_ago_than_the_grace_are_deleted(tmp_path: Path) -> None:
+def versions(library: Library) -> list[int]:
+    return sorted(int(v["version"]) for v in library.store.chunks.list_versions())
+
+
+def test_with_a_reader_mid_read_only_versions_superseded_longer_ago_than_the_grace_are_deleted(
+    tmp_path: Path,
+) -> None:
     library = Library.open(tmp_path / "store", embedder=HashEmbedder())
     for i in range(6):
         library.import_conversations([chat(i)])
-    versions = len(library.store.chunks.list_versions())
-    with library.lock.hold():
-        library.store.optimize()  # everything was superseded moments ago: kept
-    assert len(library.store.chunks.list_versions()) >= versions
-    with library.lock.hold():
-        library.store.prune(grace=timedelta(0))
-    assert len(library.store.chunks.list_versions()) == 1
-    assert library.store.disk_bytes() <= 1.3 * library.store.live_bytes()
+    with library.store.readers.reading():  # as a search in another thread or process would
+        library.import_conversations([chat(6)])
+        kept = versions(library)
+        assert len(kept) > 1  # what the import superseded moments ago is kept for the reader
+        with library.lock.hold():
+            library.store.prune(grace=timedelta(0))
+        # LanceDB's cleanup call commits a compaction of its own; every version before it is gone.
+        assert not set(kept[:-1]) & set(versions(library))
     assert [c.uri for c in library.search("question 3 topic3").chats][:1] == ["c3"]
+
+
+def test_an_import_with_no_reader_at_work_leaves_only_the_newest_versions_on_disk(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    for i in range(6):
+        library.import_conversations([chat(i)], embed=False)
+    library.embed_pending(batch=1)  # one commit per chat, compacted and cleaned up at the end
+    assert len(library.store.chunks.list_versions()) <= 2
+    library.import_conversations([chat(i) for i in range(6, 30)])
+    for table in (library.store.conversations, library.store.messages, library.store.chunks):
+        assert len(table.list_versions()) <= 2, table.name  # the newest, and the cleanup's own compaction
+    assert library.store.disk_bytes() <= 1.3 * library.store.live_bytes()
+    assert [c.uri for c in library.search("question 17 topic3").chats][:1] == ["c17"]
+
+
+def test_cleanup_sees_a_read_in_another_process_and_no_longer_once_it_ends(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    writer = Library.open(home, embedder=HashEmbedder())
+    writer.import_conversations([chat(i) for i in range(3)])
+    reader = start_reader(home)  # holds its read open
+    try:
+        with writer.store.readers.alone() as alone:
+            assert not alone
+    finally:
+        out, _ = reader.communicate("go\n", timeout=120)
+    assert reader.returncode == 0, out
+    with writer.store.readers.alone() as alone:
+        assert alone

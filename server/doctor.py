@@ -49,6 +49,8 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
         problems.append(f"the keyword index has {health.keyword_documents} passages, the store {health.passages}")
     if health.interrupted_writes:
         problems.append(f"{health.interrupted_writes} chat(s) left half-written by an interrupted import")
+    if health.unfinished_deletes:
+        problems.append(f"{health.unfinished_deletes} chat(s) an interrupted delete or forget left partly removed")
     if health.awaiting_embeddings:
         problems.append(f"{health.awaiting_embeddings} passage(s) await embeddings (keyword-searchable only)")
     if not problems:

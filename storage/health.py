@@ -20,6 +20,7 @@ class StoreHealth:
     keyword_documents: int = 0
     awaiting_embeddings: int = 0
     interrupted_writes: int = 0
+    unfinished_deletes: int = 0
     model: str | None = None
 
     @property
@@ -44,6 +45,7 @@ def inspect(home: Path) -> StoreHealth:
     dim = meta.get("dim")
     store = LanceStore(home / "lancedb", dim if isinstance(dim, int) else 384)
     conversations, messages, passages = store.counts()
+    journal = WriteLock(home)
     return StoreHealth(
         home=home,
         exists=True,
@@ -52,6 +54,7 @@ def inspect(home: Path) -> StoreHealth:
         passages=passages,
         keyword_documents=KeywordIndex(home / "keyword").doc_count(),
         awaiting_embeddings=store.pending_count(),
-        interrupted_writes=len(WriteLock(home).pending()),
+        interrupted_writes=len(journal.pending()),
+        unfinished_deletes=len(journal.deleting()),
         model=str(meta["model"]) if meta.get("model") else None,
     )

@@ -190,11 +190,14 @@ class Library:
             before = catalog.recorded_stamps(self.home)
             current = before is not None and before == catalog.table_stamps(self.store.path)
             left = self.lock.pending()
-            yield
-            ids = [*left, *self.lock.touched[mark:]]
-            if current and not ids and catalog.table_stamps(self.store.path) == before:
-                return  # nothing was written
-            catalog.refresh(self.home, self.store, ids if current else None)
+            try:
+                yield
+                ids = [*left, *self.lock.touched[mark:]]
+                if current and not ids and catalog.table_stamps(self.store.path) == before:
+                    return  # nothing was written
+                catalog.refresh(self.home, self.store, ids if current else None)
+            finally:
+                del self.lock.touched[mark:]  # read by this hold alone: a long-lived server must not pile them up
 
     @staticmethod
     def _repair(ingestor: Ingestor) -> None:

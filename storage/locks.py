@@ -41,7 +41,8 @@ class WriteLock:
     def __init__(self, home: Path, on_acquire: Callable[[], None] | None = None):
         self._lock = FileLock(str(home / "write.lock"))
         self.journal_path = home / JOURNAL
-        # Every id named by `begin` in this process: what a hold wrote, for the catalog to re-read.
+        # The ids named by `begin` during the current holds: what they wrote, for the catalog to re-read
+        # (each hold drops its own when it ends: `Library._writing`).
         self.touched: list[str] = []
         # Run by whoever takes the lock (not by nested holds): finishes what a killed writer committed to.
         self.on_acquire = on_acquire

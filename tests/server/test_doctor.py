@@ -94,6 +94,19 @@ def test_a_write_cut_short_is_reported(machine: dict[str, str], model_cache_dir:
     assert "left half-written" in checks["store"]["summary"]
 
 
+def test_a_delete_cut_short_is_reported_and_finished_by_the_fix(machine: dict[str, str], model_cache_dir: Path) -> None:
+    healthy(machine, model_cache_dir)
+    WriteLock(Path(machine["PASTCHATS_HOME"])).commit_delete(["bread"])  # killed right after its commit point
+    result, checks = doctor(machine)
+    assert result.exit_code == 1
+    assert "1 chat(s) an interrupted delete or forget left partly removed" in checks["store"]["summary"]
+    assert checks["store"]["fix"] == "pastchats doctor --fix"
+    fixed, checks = doctor(machine, "--fix")
+    assert fixed.exit_code == 0, fixed.output
+    assert checks["store"]["details"]["unfinished_deletes"] == 0
+    assert checks["store"]["details"]["conversations"] == 1
+
+
 def test_passages_awaiting_embeddings_are_counted_and_embedded_by_the_fix(
     machine: dict[str, str], model_cache_dir: Path, tmp_path: Path
 ) -> None:

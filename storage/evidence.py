@@ -46,12 +46,19 @@ class TermWeights:
     # Words that may stem to a query term (a stem minus its last letter, as a word's start: "proxi"
     # finds "proxy" and "proxies"). Only these are stemmed, ~40 passages a search.
     candidates: re.Pattern[str] | None = field(default=None, compare=False)
+    # The same starts, for lower-cased ASCII text, without the look-behind: the regular expression then
+    # skips ahead to a start's first letter instead of testing every position (coverage of 200 hits:
+    # ~2x faster); a match inside a word is dropped afterwards. None when a start is not lower-case ASCII.
+    ascii_starts: re.Pattern[str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.weights and self.candidates is None:
             starts = sorted({term[: max(2, len(term) - 1)] for term in self.weights}, key=len, reverse=True)
-            pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, starts)) + r")[^\W_]*", re.IGNORECASE)
+            alternatives = "|".join(map(re.escape, starts))
+            pattern = re.compile(r"(?<![^\W_])(?:" + alternatives + r")[^\W_]*", re.IGNORECASE)
             object.__setattr__(self, "candidates", pattern)
+            if all(start.isascii() and start == start.lower() for start in starts):
+                object.__setattr__(self, "ascii_starts", re.compile(r"(?:" + alternatives + r")[^\W_]*"))
 
     @classmethod
     def of(cls, query: AnalysedQuery, total_docs: int, doc_freq: Mapping[str, int]) -> TermWeights:
@@ -68,8 +75,22 @@ class TermWeights:
         total = sum(self.weights.values())
         if not total or self.candidates is None:
             return 0.0
-        present = stem_set(" ".join(self.candidates.findall(text)))
+        present = stem_set(" ".join(self._words(text)))
         return sum(w for term, w in self.weights.items() if term in present) / total
+
+    def _words(self, text: str) -> list[str]:
+        """The words of `text` that start with one of the starts (any case)."""
+        assert self.candidates is not None
+        if self.ascii_starts is None or not text.isascii():
+            return self.candidates.findall(text)
+        # In ASCII text lower() is what IGNORECASE matches, and [^\W_] is isalnum(). A match ends where its
+        # word ends, so one inside a word never hides the start of the next.
+        lowered = text.lower()
+        return [
+            match.group()
+            for match in self.ascii_starts.finditer(lowered)
+            if (start := match.start()) == 0 or not lowered[start - 1].isalnum()
+        ]
 
 
 @dataclass

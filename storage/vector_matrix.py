@@ -25,6 +25,7 @@ or when the store is opened).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -73,6 +74,8 @@ MASKABLE = {"project", "source", "after", "before"}  # the Filters fields a mask
 _BLOCK = 16_384
 # Slack for float rounding in the int8 bound: simsimd sums float16 products in float32 (~1e-5 here).
 ROUNDING = 1e-4
+# Slack for the float32 first pass of `Snapshot._candidates` (its rounding is ~1e-7 here).
+_SLACK = 1e-5
 
 
 def _best(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], limit: int) -> list[tuple[float, int]]:
@@ -134,6 +137,16 @@ class Snapshot:
     inverse: npt.NDArray[np.float64] | None = None
     norm: npt.NDArray[np.float64] | None = None
     error: npt.NDArray[np.float64] | None = None
+
+    @functools.cached_property
+    def _coarse(self) -> tuple[npt.NDArray[np.float32], float, float]:
+        """1/s as float32 (the first pass over every row), and the largest ||c/s - x|| and ||c/s||."""
+        assert self.inverse is not None
+        assert self.norm is not None
+        assert self.error is not None
+        if len(self.inverse) == 0:
+            return np.zeros(0, dtype=np.float32), 0.0, 0.0
+        return self.inverse.astype(np.float32), float(self.error.max()), float(self.norm.max())
 
     def mask(self, filters: Filters, exclude: Collection[str]) -> npt.NDArray[np.bool_] | None:
         """Rows that pass the filters and belong to none of `exclude`; None when every row does."""
@@ -198,6 +211,11 @@ class Snapshot:
         (d/t - q), so by Cauchy-Schwarz the int8 score is within ||c/s - x|| ||q|| + ||c/s|| ||d/t - q|| of
         the float16 one (+ float rounding). A row whose upper bound is below the `limit`-th best lower
         bound cannot be among the best; the others are rescored.
+
+        Computing both bounds for every row cost as much as the int8 scan itself, so a first pass in
+        float32 with the largest bound of any row keeps only the rows near the `limit`-th best score
+        (`near`); the exact bounds above are then computed for those alone. The rows `near` leaves out
+        have an upper bound below that of the `limit`-th best lower bound, so the result is the same.
         """
         assert self.codes is not None
         assert self.inverse is not None
@@ -207,20 +225,28 @@ class Snapshot:
         largest = float(np.abs(q16).max()) or 1.0
         t = 127.0 / largest
         q8 = np.clip(np.rint(q16 * t), -127, 127).astype(np.int8)
-        raw = np.asarray(simsimd.cdist(q8[None, :], self.codes, metric="dot"), dtype=np.float64).ravel()
-        approx = raw * self.inverse / t
         query_error = float(np.linalg.norm(q8 / t - q16))
-        bound = self.error * float(np.linalg.norm(q16)) + self.norm * query_error + ROUNDING
-        lower, upper = approx - bound, approx + bound
+        query_norm = float(np.linalg.norm(q16))
+        inverse32, max_error, max_norm = self._coarse
+        # int8 dot products are integers below 2^24 in magnitude: exact in float32
+        raw = np.asarray(simsimd.cdist(q8[None, :], self.codes, metric="dot", out_dtype="float32")).ravel()
+        approx = raw * inverse32  # the int8 scores times t, to float32 rounding (~1e-7 relative)
         if keep is not None:
-            lower[~keep] = -np.inf
-            upper[~keep] = -np.inf
-        count = int(np.count_nonzero(keep)) if keep is not None else len(lower)
+            approx[~keep] = -np.inf
+        count = int(np.count_nonzero(keep)) if keep is not None else len(approx)
         if count == 0:
             return np.zeros(0, dtype=np.int64)
         k = min(limit, count)
+        kth = float(np.partition(approx, len(approx) - k)[len(approx) - k]) / t
+        widest = max_error * query_norm + max_norm * query_error + ROUNDING
+        # Every row within two widest bounds (and float32 rounding) of the k-th best int8 score.
+        near = np.flatnonzero(approx >= (kth - 2 * widest - _SLACK) * t)
+        exact = raw[near].astype(np.float64) * self.inverse[near] / t
+        bound = self.error[near] * query_norm + self.norm[near] * query_error + ROUNDING
+        lower, upper = exact - bound, exact + bound
         threshold = np.partition(lower, len(lower) - k)[len(lower) - k]
-        return np.flatnonzero(upper >= threshold)
+        chosen: npt.NDArray[np.int64] = near[upper >= threshold]
+        return chosen
 
     def rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
         """The rows' metadata (only `columns`, if given: converting the filter columns is most of the cost)."""
@@ -313,7 +339,7 @@ class VectorMatrix:
         return Snapshot(
             generation, int(manifest["lance_version"]), vectors, meta, conversation, conversation_codes,
             project, project_codes, source, source_codes, at, chats, codes,
-            *(_column(scales, i) for i in range(3)),
+            inverse=_column(scales, 0), norm=_column(scales, 1), error=_column(scales, 2),
         )  # fmt: skip
 
     def _load_chat_rows(self, generation: str) -> ChatRows | None:

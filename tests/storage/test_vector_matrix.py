@@ -16,7 +16,7 @@ from storage.embedder import HashEmbedder
 from storage.filters import Filters
 from storage.lance_store import LanceStore, _chunk_schema
 from storage.library import Library
-from storage.vector_matrix import MAX_CHANGES, META_COLUMNS, VectorMatrix
+from storage.vector_matrix import MAX_CHANGES, META_COLUMNS, ROUNDING, Snapshot, VectorMatrix
 from tests.storage.helpers import BASE, conversation
 
 WORDS = "nginx proxy sourdough starter tomato garden vlan router tax invoice marathon pace cat litter".split()
@@ -193,3 +193,35 @@ def test_int8_rows_with_float16_rescoring_give_exactly_the_float16_scans_top_k(t
                 keep = float16_only.mask(chosen, exclude)
                 ranked = sorted((-scores[i], i) for i in range(len(scores)) if keep is None or keep[i])[:limit]
                 assert ours == [(-s, int(i)) for s, i in ranked]  # best first, equal scores in row order
+
+
+def every_rows_bounds(snapshot: Snapshot, query: np.ndarray, limit: int, keep: np.ndarray | None) -> np.ndarray:  # type: ignore[type-arg]
+    """The rescoring candidates by the plain rule: both bounds for every row, in float64."""
+    assert snapshot.codes is not None
+    assert snapshot.inverse is not None
+    assert snapshot.norm is not None
+    assert snapshot.error is not None
+    q16 = query.astype(np.float16).astype(np.float64)
+    t = 127.0 / float(np.abs(q16).max())
+    q8 = np.clip(np.rint(q16 * t), -127, 127).astype(np.int8)
+    approx = snapshot.codes.astype(np.float64) @ q8.astype(np.float64) * snapshot.inverse / t
+    bound = snapshot.error * float(np.linalg.norm(q16)) + snapshot.norm * float(np.linalg.norm(q8 / t - q16)) + ROUNDING
+    lower, upper = approx - bound, approx + bound
+    if keep is not None:
+        lower[~keep] = upper[~keep] = -np.inf
+    k = min(limit, len(lower) if keep is None else int(keep.sum()))
+    return np.flatnonzero(upper >= np.sort(lower)[len(lower) - k])
+
+
+def test_the_int8_first_pass_keeps_exactly_the_rows_the_plain_per_row_bounds_keep(tmp_path: Path) -> None:
+    snapshot = synthetic_matrix(tmp_path / "vectors", 6000, 48, seed=3).snapshot()
+    assert snapshot is not None
+    rng = np.random.default_rng(8)
+    queries = [snapshot.vectors[7].astype(np.float32), snapshot.vectors[9].astype(np.float32)]  # ties, near-ties
+    queries += [v / np.linalg.norm(v) for v in rng.standard_normal((15, 48)).astype(np.float32)]
+    for query in queries:
+        for limit in (1, 10, 40, 100, 1000, 6000):
+            for chosen in (Filters(), Filters(project="homelab")):
+                keep = snapshot.mask(chosen, [])
+                expected = every_rows_bounds(snapshot, query, limit, keep)
+                assert np.array_equal(snapshot._candidates(query, limit, keep), expected)

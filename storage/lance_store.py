@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
@@ -473,7 +473,10 @@ class LanceStore:
     def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
         """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly;
         each carries its similarity (evidence for how good a match is)."""
-        return [replace(hit, similarity=score) for score, hit in self.scored_vector_search(vector, limit, filters)]
+        return [  # not `dataclasses.replace`: it inspects the fields anew each call (~1 ms for 200 hits)
+            UnitHit(h.chunk_id, h.conversation_id, h.first_index, h.last_index, h.message_ids, score)
+            for score, h in self.scored_vector_search(vector, limit, filters)
+        ]
 
     def scored_vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[tuple[float, UnitHit]]:
         snapshot = self.matrix.snapshot() if self.matrix.can_mask(filters) else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,9 @@ from storage.results import Match, SearchMode, SearchResult
 from storage.units import CHAT, MESSAGE, WINDOW, kind_of, message_chunk_id
 
 log = logging.getLogger(__name__)
+
+# Query embedding and the vector leg, beside the keyword leg (`SearchEngine.rank`).
+_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pastchats-vector-leg")
 
 LEG_DEPTH = 100  # candidates each leg contributes to the fusion
 # The vector leg ranks every kind of unit at once; when the fusion uses windows or chat documents it
@@ -139,6 +143,13 @@ class SearchEngine:
         if analysed.is_empty:
             return Ranking([], {}, {}, TermWeights({}), frozenset())
         depth = max(limit, LEG_DEPTH)
+        wanted = {WINDOW: fusion.window_weight > 0, CHAT: fusion.chat_doc_weight > 0}
+        vector_leg: Future[list[UnitHit]] | None = None
+        if mode in ("hybrid", "vector") and self.embedder is not None:
+            # The model runs without the GIL: the query is embedded (and the vector leg scanned) on a
+            # worker while this thread runs the keyword leg and its coverage.
+            reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
+            vector_leg = _WORKERS.submit(self._vector_hits, analysed.text, fusion.query_form, reach, filters)
         weights = self._weights(analysed)
         evidence: dict[str, ChatEvidence] = {}
         legs: list[list[UnitHit]] = []
@@ -146,7 +157,6 @@ class SearchEngine:
         unit_weights: list[dict[str, float] | None] = []
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
-        wanted = {WINDOW: fusion.window_weight > 0, CHAT: fusion.chat_doc_weight > 0}
         if mode in ("hybrid", "keyword"):
             hits = self.keywords.search(analysed, depth, filters)
             factors: dict[str, float] = {}
@@ -181,11 +191,9 @@ class SearchEngine:
                         else None
                     )
                     coarse[kind].append((found, keyword_weight, damped))
-        if mode in ("hybrid", "vector") and self.embedder is not None:
-            vector = self._query_vector(analysed.text, fusion.query_form)
+        if vector_leg is not None:
             by_kind: dict[str, list[UnitHit]] = {MESSAGE: [], WINDOW: [], CHAT: []}
-            reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
-            for hit in self.store.vector_search(vector, reach, filters):
+            for hit in vector_leg.result():
                 by_kind[kind_of(hit.chunk_id)].append(hit)
             hits = by_kind[MESSAGE][:depth]
             for hit in hits:
@@ -218,6 +226,9 @@ class SearchEngine:
             held = self.store.message_windows(spans)
             fused = importance_prior(fused, units, held, fusion.importance, depth)
         return Ranking(fused, units, evidence, weights, direct)
+
+    def _vector_hits(self, text: str, form: str, reach: int, filters: Filters) -> list[UnitHit]:
+        return self.store.vector_search(self._query_vector(text, form), reach, filters)
 
     def _query_vector(self, text: str, form: str) -> Vectors:
         assert self.embedder is not None
@@ -362,21 +373,18 @@ class SearchEngine:
         """Chats with strong evidence first, then weak ones, each group in fused rank order."""
         used_mode, notes = self.effective_mode(mode)
         ranking = self.rank(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters, fusion=fusion)
-        by_chat: dict[str, list[RankedUnit]] = {}
-        for cid, score in ranking.fused:
-            unit = ranking.units[cid]
-            ranked = RankedUnit(cid, unit.conversation_id, unit.first_index, unit.last_index, unit.message_ids, score)
-            by_chat.setdefault(unit.conversation_id, []).append(ranked)
-        for cid, ranked_units in by_chat.items():
-            # A chat shows the messages that matched themselves; its neighbours come with them as answers.
-            # A message that ranks only through its window is shown when nothing in its chat matched alone.
-            found = [u for u in ranked_units if u.chunk_id in ranking.direct]
-            by_chat[cid] = found or ranked_units
-        strengths = {cid: ranking.evidence.get(cid, ChatEvidence()).strength(ranking.weights) for cid in by_chat}
-        matching = sum(1 for cid in by_chat if ranking.evidence.get(cid, ChatEvidence()).matches())
-        chosen = strongest_first((cid, strengths[cid]) for cid in by_chat)[:max_results]
+        units = ranking.units
+        # Each chat's units in fused order; only the chats shown become `RankedUnit`s (below).
+        in_chat: dict[str, list[tuple[str, float]]] = {}
+        for pair in ranking.fused:
+            in_chat.setdefault(units[pair[0]].conversation_id, []).append(pair)
+        none = ChatEvidence()
+        strengths = {cid: ranking.evidence.get(cid, none).strength(ranking.weights) for cid in in_chat}
+        matching = sum(1 for cid in in_chat if ranking.evidence.get(cid, none).matches())
+        chosen = strongest_first((cid, strengths[cid]) for cid in in_chat)[:max_results]
         metas = self.store.metas(chosen)
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
+        by_chat = {cid: self._shown_units(in_chat[cid], units, ranking.direct) for cid in chosen}
         reach = {cid: self._reach(metas[cid], by_chat[cid]) for cid in chosen}
         messages = self.store.message_windows(reach)
         spans = self.store.message_spans(chosen)
@@ -390,6 +398,20 @@ class SearchEngine:
         return SearchResult(
             query=query, mode=used_mode, chats=chats, matching_chats=max(matching, len(chats)), notes=notes
         )
+
+    @staticmethod
+    def _shown_units(
+        ranked: list[tuple[str, float]], units: dict[str, UnitHit], direct: frozenset[str]
+    ) -> list[RankedUnit]:
+        """The chat's units to show, best first: the messages that matched themselves (their neighbours
+        come with them as answers); a message that ranks only through its window when nothing in its chat
+        matched alone."""
+        found = [pair for pair in ranked if pair[0] in direct] or ranked
+        return [
+            RankedUnit(cid, u.conversation_id, u.first_index, u.last_index, u.message_ids, score)
+            for cid, score in found[:MATCHES_PER_CHAT]
+            for u in (units[cid],)
+        ]
 
     @staticmethod
     def _reach(meta: ConversationMeta, units: Sequence[RankedUnit]) -> list[tuple[int, int]]:

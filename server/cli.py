@@ -1,7 +1,8 @@
-"""The `pastchats` command. The commands a user runs most and that only read (`stats`, `recent`, and
-`--help`) are answered here without importing click, pydantic-settings or LanceDB, which would be
-most of their run time; everything else, and anything this parser is not sure of, goes to the click
-group (`server.cli_commands`), which defines the command line.
+"""The `pastchats` command. What a user runs most and what only reads (`stats`, `recent`, `--help`,
+their argument errors, and an import of a path that does not exist) is answered here without
+importing click, pydantic-settings or LanceDB, which would be most of its run time; everything else,
+and anything this parser is not sure of, goes to the click group (`server.cli_commands`), which
+defines the command line.
 
 The fast path accepts a strict subset of what the click group accepts (long options with `=` or a
 separate value, `-nN`, flags, `-v` counts) and gives the same output and exit status; tests run both
@@ -13,11 +14,14 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING
 
 from storage.errors import PastchatsError
+
+if TYPE_CHECKING:  # imported where used: `--help` and argument errors do without them (start-up speed)
+    from datetime import datetime
+    from pathlib import Path
+    from typing import Literal
 
 PROG = "pastchats"
 RECENT_INTS = {"-n": (1, 20)}
@@ -36,6 +40,7 @@ class Values:
         self.after: datetime | None = None
         self.project: str | None = None
         self.as_json = False
+        self.missing: Path | None = None  # `import`: its first path, which does not exist
 
 
 class Fallback(PastchatsError):
@@ -56,11 +61,23 @@ def program_name() -> str:
     return os.path.basename(sys.argv[0]) if package in (None, "") else ""
 
 
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns` (what click wraps help to), without importing shutil."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]  # None: caught
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def help_width_is_clicks_full_width() -> bool:
     """Whether click would wrap help at its widest (78 columns): the width the stored texts have."""
-    import shutil
-
-    return shutil.get_terminal_size().columns >= 80
+    return terminal_columns() >= 80
 
 
 def split_options(tokens: list[str], valued: set[str], flags: set[str]) -> list[tuple[str, str | None]]:
@@ -137,8 +154,6 @@ def answer_help(argv: list[str]) -> bool:
 
 def check_recent(options: list[tuple[str, str | None]]) -> Values:
     """The recent command's values, converted and checked as click does, in command-line order."""
-    from storage.times import parse_iso
-
     values = Values()
     for name, raw in options:
         if name in RECENT_INTS:
@@ -157,6 +172,8 @@ def check_recent(options: list[tuple[str, str | None]]) -> Values:
                 raise ArgumentProblem("recent", f"Invalid value for '{name}': {raw!r} is not one of {choices}.")
             values.sort_order = "asc" if raw == "asc" else "desc"
         elif name in RECENT_TIMES:
+            from storage.times import parse_iso  # deferred: datetime, for the commands given a time
+
             parsed = parse_iso(str(raw))
             if parsed is None:
                 raise ArgumentProblem(
@@ -175,6 +192,17 @@ def check_recent(options: list[tuple[str, str | None]]) -> Values:
     return values
 
 
+def missing_source(tokens: list[str]) -> Path:
+    """The first path of `import PATH...`, when it does not exist: the first thing import checks (once
+    the settings are read), before it loads the importers, the store or the model."""
+    from pathlib import Path
+
+    paths = [token for token in tokens if token not in ("--sample", "--json")]
+    if not paths or any(token.startswith("-") for token in paths) or Path(paths[0]).exists():
+        raise Fallback
+    return Path(paths[0])
+
+
 def fast(argv: list[str]) -> int | None:
     """The exit status, when answered here; None when the click group must answer."""
     if sys.platform == "win32" or (sys.stdout.encoding or "").lower().replace("_", "-") not in ("utf-8", "utf8"):
@@ -189,6 +217,9 @@ def fast(argv: list[str]) -> int | None:
         elif command == "recent":
             valued = {*RECENT_INTS, *RECENT_CHOICES, *RECENT_TIMES, *RECENT_TEXTS}
             values = check_recent(split_options(rest, valued, {"--json"}))
+        elif command == "import":
+            values = Values()
+            values.missing = missing_source(rest)
         else:
             return None
         return run(command, options, values)
@@ -206,6 +237,8 @@ def fast(argv: list[str]) -> int | None:
 
 
 def run(command: str, options: GlobalOptions, values: Values) -> int | None:
+    from pathlib import Path
+
     from server.cli_quick import echo, recent_text, stats_text
     from server.logs import configure_logging
     from server.settings_quick import quick_settings
@@ -222,6 +255,9 @@ def run(command: str, options: GlobalOptions, values: Values) -> int | None:
     if settings is None:
         return None
     configure_logging(settings)
+    if values.missing is not None:
+        echo(f"Error: {values.missing} does not exist", err=True)  # as importers.registry says it
+        return 1
     try:
         with Catalog.read(settings.home.expanduser(), settings.model_name()) as catalog:
             if catalog is None:

@@ -21,13 +21,14 @@ class StatsSource(Protocol):
     def stats(self) -> StoreStats: ...
 
 
-def echo(text: str) -> None:
-    """`click.echo(text)` to stdout, for the fast path (which checks that stdout is UTF-8 text)."""
+def echo(text: str, *, err: bool = False) -> None:
+    """`click.echo(text, err=err)`, for the fast path (which checks that stdout is UTF-8 text)."""
+    stream = sys.stderr if err else sys.stdout
     out = text + "\n"
-    if "\x1b" in out and not sys.stdout.isatty():
+    if "\x1b" in out and not stream.isatty():
         out = _ANSI.sub("", out)
-    sys.stdout.write(out)
-    sys.stdout.flush()
+    stream.write(out)
+    stream.flush()
 
 
 def stats_text(source: StatsSource, as_json: bool) -> str:

@@ -1,14 +1,16 @@
-"""The fast path of `pastchats` (server/cli.py): `stats`, `recent`, `--help` and their argument errors
-answered without click or pydantic-settings, exactly as the click group answers them."""
+"""The fast path of `pastchats` (server/cli.py): `stats`, `recent`, `--help`, their argument errors and
+an import of a missing path, answered without click or pydantic-settings as the click group answers."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from server.cli import terminal_columns
 from server.cli_help import help_texts
 from server.cli_help_texts import HELP
 from tests.server.processes import build_real_store, server_env
@@ -46,6 +48,8 @@ FAST = [
     ["recent", "-n", "0", "--sort-order", "up"],
     ["recent", "--sort-order", "up", "-n", "0"],
     ["recent", "--before", "yesterday"],
+    ["import", "/nonexistent/pastchats-test/chats.json"],
+    ["import", "--json", "/nonexistent/pastchats-test/chats.json", "--sample", "/nonexistent/other"],
 ]
 HELPS = [["--help"], ["-h"], ["stats", "--help"], ["recent", "-h"], ["import", "--help"], ["model", "--help"]]
 # Left to the click group (errors it words, values the fast path does not read): the same answer.
@@ -58,6 +62,8 @@ CLICK = [
     ["recent", "-n", "-1"],
     ["recent", "--project", ""],
     ["recent", "--json", "--help"],
+    ["import"],
+    ["import", "/nonexistent/pastchats-test/chats.json", "--format", "claude"],
 ]
 
 
@@ -124,3 +130,12 @@ def test_a_store_without_a_catalog_is_answered_by_the_store_and_then_fast(
 
 def test_the_stored_help_texts_are_what_the_click_group_prints() -> None:
     assert help_texts() == HELP, "regenerate them: `uv run python -m server.cli_help`"
+
+
+@pytest.mark.parametrize("columns", [None, "", "0", "60", "200", "wide"])
+def test_the_terminal_width_is_read_as_shutil_reads_it(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns

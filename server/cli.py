@@ -61,22 +61,10 @@ def program_name() -> str:
     return os.path.basename(sys.argv[0]) if package in (None, "") else ""
 
 
-def terminal_columns() -> int:
-    """`shutil.get_terminal_size().columns` (what click wraps help to), without importing shutil."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]  # None: caught
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns or 80
-
-
 def help_width_is_clicks_full_width() -> bool:
     """Whether click would wrap help at its widest (78 columns): the width the stored texts have."""
+    from server.settings_quick import terminal_columns
+
     return terminal_columns() >= 80
 
 

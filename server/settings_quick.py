@@ -164,3 +164,18 @@ def quick_settings(
         log_level=values.get("log_level", "WARNING"),
         log_file=Path(log_file) if log_file is not None else None,
     )
+
+
+def terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns`, the width click wraps help to, without importing shutil:
+    read here because this module and `server.settings` are the only readers of the environment."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]  # None: caught
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from server.cli import terminal_columns
 from server.cli_help import help_texts
 from server.cli_help_texts import HELP
+from server.settings_quick import terminal_columns
 from tests.server.processes import build_real_store, server_env
 
 RUN = """

@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument(
         "--import-direct", action="store_true", help="import embedding at once, not `pastchats import`'s way"
     )
+    run.add_argument(
+        "--baseline-pastchats",
+        type=Path,
+        help="another install's `pastchats` (e.g. main's .venv/bin/pastchats): start-up and RSS also measured "
+        "for it, interleaved spawn by spawn with this one's",
+    )
     run.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "build":
@@ -63,6 +69,7 @@ def main(argv: list[str] | None = None) -> None:
             only=only,
             import_messages=args.import_messages,
             import_deferred=not args.import_direct,
+            baseline_pastchats=args.baseline_pastchats,
         )
         text = json.dumps(results, indent=2)
         print(text)

@@ -6,8 +6,10 @@
   query, so load drift on this shared machine hits them alike.
 - recent/read: `recent_chats` and `read_chat` through MCP and the library.
 - startup: spawn → `initialize` and spawn → first search result of `pastchats serve` over stdio;
-  baselines: a minimal SDK server's spawn → initialize, and a bare interpreter start.
-- rss: the serving process's memory after 40 searches; baseline: the minimal SDK server.
+  baselines: a minimal SDK server's spawn → initialize, and a bare interpreter start (and with
+  `--baseline-pastchats`, another install's `pastchats serve`, spawn for spawn).
+- rss: the serving process's memory after 40 searches, with its largest mappings; baseline: the
+  minimal SDK server (and the other install's server).
 - disk: the store's bytes on disk against the live data of the tables' current versions.
 - import: `bench.perf build --vectors model` in a child process (msgs/s and its peak RSS); baseline:
   the bare model embedding the same messages' texts once each.
@@ -149,30 +151,45 @@ def measure_search(library: Library, repeats: int) -> dict[str, Any]:
     return out
 
 
-def measure_startup(home: Path, spawns: int) -> dict[str, Any]:
+def measure_startup(home: Path, spawns: int, baseline: Path | None = None) -> dict[str, Any]:
     qs = queries(count=spawns)
-    init, first, minimal, bare = [], [], [], []
+    init, first, minimal, bare, other_init, other_first = [], [], [], [], [], []
     for i in range(spawns):
         bare.append(perf_spawn.bare_interpreter())
         minimal.append(perf_spawn.spawn_minimal())
         initialized, result, _ = perf_spawn.spawn_pastchats(home, [qs[i]])
         init.append(initialized)
         first.append(result or 0.0)
-    out = {
+        if baseline is not None:
+            initialized, result, _ = perf_spawn.spawn_pastchats(home, [qs[i]], command=baseline)
+            other_init.append(initialized)
+            other_first.append(result or 0.0)
+    out: dict[str, Any] = {
         "spawn_to_initialize": summary(init),
         "spawn_to_first_result": summary(first),
         "baseline_minimal_sdk_server_initialize": summary(minimal),
         "baseline_bare_interpreter": summary(bare),
     }
+    if baseline is not None:
+        out["baseline_pastchats"] = str(baseline)
+        out["baseline_pastchats_initialize"] = summary(other_init)
+        out["baseline_pastchats_first_result"] = summary(other_first)
+        out["ratio_first_result_vs_baseline_pastchats_p50"] = round(
+            out["spawn_to_first_result"]["p50_ms"] / out["baseline_pastchats_first_result"]["p50_ms"], 2
+        )
     out["ratio_initialize_vs_minimal_p50"] = round(
         out["spawn_to_initialize"]["p50_ms"] / out["baseline_minimal_sdk_server_initialize"]["p50_ms"], 2
     )
     return out
 
 
-def measure_rss(home: Path) -> dict[str, Any]:
+def measure_rss(home: Path, baseline: Path | None = None) -> dict[str, Any]:
     _, _, memory = perf_spawn.spawn_pastchats(home, queries(count=40), rss_after=40)
-    return {"serve_after_40_searches_mb": memory, "baseline_minimal_sdk_server_mb": perf_spawn.minimal_memory()}
+    out = {"serve_after_40_searches_mb": memory, "baseline_minimal_sdk_server_mb": perf_spawn.minimal_memory()}
+    if baseline is not None:
+        _, _, other = perf_spawn.spawn_pastchats(home, queries(count=40), rss_after=40, command=baseline)
+        out["baseline_pastchats_after_40_searches_mb"] = other
+    return out
 
 
 def measure_disk(library: Library) -> dict[str, Any]:
@@ -220,7 +237,14 @@ def measure_import(messages: int, deferred: bool = True) -> dict[str, Any]:
 
 
 def run(
-    home: Path, *, repeats: int, spawns: int, only: set[str], import_messages: int, import_deferred: bool = True
+    home: Path,
+    *,
+    repeats: int,
+    spawns: int,
+    only: set[str],
+    import_messages: int,
+    import_deferred: bool = True,
+    baseline_pastchats: Path | None = None,
 ) -> dict[str, Any]:
     wanted = only or {"search", "startup", "rss", "disk", "import"}
     results: dict[str, Any] = {
@@ -237,9 +261,9 @@ def run(
             results["search"] = measure_search(library, repeats)
         library.close()
     if "startup" in wanted:
-        results["startup"] = measure_startup(home, spawns)
+        results["startup"] = measure_startup(home, spawns, baseline_pastchats)
     if "rss" in wanted:
-        results["rss"] = measure_rss(home)
+        results["rss"] = measure_rss(home, baseline_pastchats)
     if "import" in wanted:
         results["import"] = measure_import(import_messages, import_deferred)
     results["load_after"] = os.getloadavg()

@@ -65,17 +65,41 @@ def memory_of(pid: int) -> dict[str, float]:
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
         if line.startswith("Pss:"):
             out["Pss"] = int(line.split()[1]) / 1024
+    # Whether the server had to load LanceDB (its native library is mapped once it is imported).
+    out["lancedb_loaded"] = float("lancedb" in Path(f"/proc/{pid}/maps").read_text())
     return out
+
+
+def mappings_of(pid: int, top: int = 12) -> list[tuple[str, float, float]]:
+    """The largest resident mappings by file (anonymous ones as `[anon]`, `[heap]`): (name, RSS MB,
+    of which anonymous MB), from /proc/PID/smaps: where the memory goes, library by library."""
+    sizes: dict[str, list[float]] = {}
+    name = "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        parts = line.split()
+        if parts and "-" in parts[0] and len(parts) >= 5 and not parts[0].endswith(":"):
+            name = (
+                Path(parts[5]).name
+                if len(parts) > 5 and parts[5].startswith("/")
+                else (parts[5] if len(parts) > 5 else "[anon]")
+            )
+            sizes.setdefault(name, [0.0, 0.0])
+        elif parts and parts[0] == "Rss:":
+            sizes[name][0] += int(parts[1]) / 1024
+        elif parts and parts[0] == "Anonymous:":
+            sizes[name][1] += int(parts[1]) / 1024
+    ranked = sorted(sizes.items(), key=lambda item: -item[1][0])[:top]
+    return [(key, round(rss, 1), round(anon, 1)) for key, (rss, anon) in ranked]
 
 
 async def _session(
     params: StdioServerParameters, queries: list[str], rss_after: int
-) -> tuple[float, float | None, dict[str, float]]:
+) -> tuple[float, float | None, dict[str, Any]]:
     started = time.perf_counter()
     async with Client(params, mode="legacy") as client:
         initialized = time.perf_counter() - started
         first: float | None = None
-        memory: dict[str, float] = {}
+        memory: dict[str, Any] = {}
         if queries:
             result = await client.call_tool("conversation_search", {"query": queries[0]})
             first = time.perf_counter() - started
@@ -89,11 +113,16 @@ async def _session(
             pids = _children()
             if pids:
                 memory = memory_of(pids[-1])
+                memory["mappings"] = mappings_of(pids[-1])
     return initialized, first, memory
 
 
-def spawn_pastchats(home: Path, queries: list[str], rss_after: int = 0) -> tuple[float, float | None, dict[str, float]]:
-    pastchats = Path(sys.executable).parent / "pastchats"
+def spawn_pastchats(
+    home: Path, queries: list[str], rss_after: int = 0, command: Path | None = None
+) -> tuple[float, float | None, dict[str, Any]]:
+    """`pastchats serve` (this install's, or `command`) on `home`: seconds to `initialize`, to the first
+    search result, and its memory after `rss_after` more searches."""
+    pastchats = command or Path(sys.executable).parent / "pastchats"
     with tempfile.TemporaryDirectory() as user_home:
         params = StdioServerParameters(command=str(pastchats), args=["serve"], env=minimal_env(home, Path(user_home)))
         return anyio.run(_session, params, queries, rss_after)

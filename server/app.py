@@ -121,7 +121,7 @@ class PastchatsServer(MCPServer[Any]):
 
 def build_server(settings: Settings, library_factory: LibraryFactory | None = None) -> MCPServer[Any]:
     """The MCP server with its three tools. Tests pass a factory returning a library they built."""
-    factory = library_factory or wiring.open_library
+    factory = library_factory or wiring.open_for_serving
     warm = WarmLibrary(lambda: factory(settings))
     syncing = BackgroundSync(settings, warm.wait)
     embedding = BackgroundEmbedding(warm.wait)

@@ -243,7 +243,7 @@ def serve(
     opened_libraries: list[Library] = []
 
     def factory(s: Settings) -> Library:
-        opened_libraries.append(wiring.open_library(s))
+        opened_libraries.append(wiring.open_for_serving(s))
         return opened_libraries[-1]
 
     try:

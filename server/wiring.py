@@ -1,12 +1,15 @@
 """How the settings become working parts: the library, the exclusions, the syncer.
 
 Shared by the MCP server (its background sync) and the CLI, so neither reaches through the other.
-Importing this module stays cheap: the store and the sources pull in lancedb (~1.5 s), so they are
-imported inside the functions that build them, after the server has answered `initialize`.
+Importing this module stays cheap: the store, the model and the sources pull in NumPy, pyarrow and
+onnxruntime, so they are imported inside the functions that build them, after the server has
+answered `initialize`.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +19,10 @@ from server.settings import Settings
 if TYPE_CHECKING:
     from importers.sources.privacy import Exclusions
     from importers.sources.sync import Syncer
+    from storage.embedder import Embedder
     from storage.library import Library
+
+log = logging.getLogger("pastchats.server")
 
 
 def open_library(settings: Settings, *, load_model: bool = True) -> Library:
@@ -26,6 +32,55 @@ def open_library(settings: Settings, *, load_model: bool = True) -> Library:
     return Library.open(
         settings.home, model_name=settings.model_name(), cache_dir=settings.model_cache, load_model=load_model
     )
+
+
+class ModelLoad:
+    """The embedding model, loaded on its own thread from the moment this is made."""
+
+    def __init__(self, name: str, cache: Path | None):
+        self._name, self._cache = name, cache
+        self.embedder: Embedder | None = None
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._load, name="pastchats-model", daemon=True)
+        self._thread.start()
+
+    def _load(self) -> None:
+        from storage.embedder import EmbedderUnavailable, FastEmbedder
+
+        try:
+            self.embedder = FastEmbedder(self._name, self._cache)
+        except EmbedderUnavailable as exc:
+            log.info("%s; search will be keyword-only", exc)
+            self.error = str(exc)
+        except Exception as exc:  # onnxruntime and fastembed raise many kinds; search still answers
+            log.exception("the embedding model failed to load")
+            self.error = f"the embedding model failed to load ({type(exc).__name__}); see the server log"
+
+    def result(self) -> tuple[Embedder | None, str | None]:
+        self._thread.join()
+        return self.embedder, self.error
+
+
+def open_for_serving(settings: Settings) -> Library:
+    """The library as the server needs it, ready for the first search as early as possible.
+
+    The model loads on its own thread while the store opens, so a first search waits for the slower
+    of the two, not their sum. LanceDB is opened only when opening has something to repair (a crashed
+    write, another model's vectors, a derived file out of step); otherwise reads come from the derived
+    files and the change log, and LanceDB is imported on first need (a changed chat, a write).
+    """
+    from storage.embedder import FastEmbedder
+    from storage.library import Library
+
+    model = ModelLoad(settings.model_name(), settings.model_cache)
+    library = Library.open(settings.home, model_name=settings.model_name(), load_model=False, heal=False)
+    library.prepare()
+    library.use_model(*model.result())
+    if library.needs_repair():
+        log.info("the store needs repair before serving: opening LanceDB")
+        library.repair()
+    library.follow_store_model(lambda name: FastEmbedder(name, settings.model_cache))
+    return library
 
 
 def exclusions_from(settings: Settings) -> Exclusions:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from storage import chat_rows
+from storage.catalog import table_stamps
 from storage.chat_rows import ChatRows
 from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedder import Vectors
@@ -33,9 +35,7 @@ from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.vector_matrix import VectorMatrix
 
 if TYPE_CHECKING:
-    import lancedb
-else:  # lancedb's REST client deferred: half of its import time, unused by a store on disk
-    lancedb = import_lancedb()
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -193,11 +193,23 @@ def _messages_to_json(messages: Sequence[Message]) -> str:
     return json.dumps([m.model_dump(mode="json") for m in messages], ensure_ascii=False)
 
 
+@dataclass
+class _Tables:
+    db: Any
+    conversations: Any
+    messages: Any
+    chunks: Any
+
+
 class LanceStore:
     """The LanceDB tables, and the vector matrix derived from `chunks` (`storage.vector_matrix`).
 
     Vector search is exact: over the memory-mapped matrix when there is one (milliseconds), else over
     LanceDB's own flat scan. No ANN index is built: LanceDB's reached only ~0.9 recall@10 here.
+
+    LanceDB is imported and its tables opened on first use, not here: while the derived files (the
+    matrix and the chat rows) are current, reads never need it, and it costs ~1.3 s of CPU to import
+    and ~95 MB of memory to hold (docs/BENCHMARKS.md, "Start-up").
     """
 
     def __init__(self, path: Path, dim: int, matrix_dir: Path | None = None):
@@ -206,27 +218,68 @@ class LanceStore:
         self.matrix = VectorMatrix(matrix_dir or path.parent / "vectors", dim)
         self.readers = Readers(path.with_name(path.name + ".readers"))
         self._version_cache: tuple[int, int] | None = None
-        # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
-        self._db = lancedb.connect(str(path), read_consistency_interval=timedelta(0))
-        existing = set(self._db.list_tables().tables)
-        self.conversations = self._open("conversations", _conversation_schema(), existing)
-        self.messages = self._open("messages", _message_schema(), existing)
-        self.chunks = self._open("chunks", _chunk_schema(dim), existing)
-        self._add_unit_times()
+        self._lance_tables: _Tables | None = None
+        self._opening = threading.Lock()
 
-    def _open(self, name: str, schema: pa.Schema, existing: set[str]) -> Any:
+    @property
+    def lance_opened(self) -> bool:
+        """Whether LanceDB was needed so far (a reader served by the derived files never opens it)."""
+        return self._lance_tables is not None
+
+    def _lance(self) -> _Tables:
+        tables = self._lance_tables
+        if tables is None:
+            with self._opening:
+                if self._lance_tables is None:
+                    self._lance_tables = self._connect()
+                tables = self._lance_tables
+        return tables
+
+    @property
+    def _db(self) -> Any:
+        return self._lance().db
+
+    @property
+    def conversations(self) -> Any:
+        return self._lance().conversations
+
+    @property
+    def messages(self) -> Any:
+        return self._lance().messages
+
+    @property
+    def chunks(self) -> Any:
+        return self._lance().chunks
+
+    def _connect(self) -> _Tables:
+        lancedb = import_lancedb()  # its REST client deferred: half of its import time, unused on disk
+        # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
+        db = lancedb.connect(str(self.path), read_consistency_interval=timedelta(0))
+        existing = set(db.list_tables().tables)
+        tables = _Tables(
+            db,
+            self._open(db, "conversations", _conversation_schema(), existing),
+            self._open(db, "messages", _message_schema(), existing),
+            self._open(db, "chunks", _chunk_schema(self.dim), existing),
+        )
+        self._add_unit_times(tables.chunks)
+        return tables
+
+    @staticmethod
+    def _open(db: Any, name: str, schema: pa.Schema, existing: set[str]) -> Any:
         if name not in existing:
-            return self._db.create_table(name, schema=schema, exist_ok=True)
-        table = self._db.open_table(name)
+            return db.create_table(name, schema=schema, exist_ok=True)
+        table = db.open_table(name)
         if "pending" in schema.names and "pending" not in table.schema.names:  # from before passages could wait
             table.add_columns({"pending": "false"})
         return table
 
-    def _add_unit_times(self) -> None:
+    @staticmethod
+    def _add_unit_times(chunks: Any) -> None:
         """A store written before units carried their message's time gets the column, filled with the
         chat's updated_at; the library then re-derives the chats so each unit gets its own time."""
-        if "at" not in self.chunks.schema.names:
-            self.chunks.add_columns({"at": "updated_at"})
+        if "at" not in chunks.schema.names:
+            chunks.add_columns({"at": "updated_at"})
 
     @_survives_cleanup
     def chunk_dim(self) -> int:
@@ -235,10 +288,11 @@ class LanceStore:
     def reset_chunks(self, dim: int) -> None:
         """Drop every vector (the model changed): the chunks are re-derived from the conversations."""
         self.matrix.drop()
-        self._db.drop_table("chunks")
+        tables = self._lance()
+        tables.db.drop_table("chunks")
         self.dim = dim
         self.matrix.dim = dim
-        self.chunks = self._db.create_table("chunks", schema=_chunk_schema(dim))
+        tables.chunks = tables.db.create_table("chunks", schema=_chunk_schema(dim))
 
     def ensure_indexes(self) -> None:
         """Scalar indexes that keep filtered reads cheap as the store grows. Safe to call again."""
@@ -272,7 +326,9 @@ class LanceStore:
         cached = self._version_cache
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        version = int(self.chunks.version)
+        # The newest manifest on disk is the version LanceDB reads (interval 0), found without it.
+        on_disk = table_stamps(self.path)
+        version = on_disk["chunks"][0] if on_disk is not None else int(self.chunks.version)
         settled = time.time_ns() - stamp > 50_000_000
         self._version_cache = (stamp, version) if settled else None
         return version

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -41,6 +42,8 @@ from storage.recent import StoreStats, project_spellings, recent_page, store_sta
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.store_meta import STORE_FORMAT, read_meta, refuse_newer
+
+ModelLoader = Callable[[str], Embedder]
 
 __all__ = [
     "STORE_FORMAT",
@@ -81,6 +84,9 @@ class Library:
         self.keywords = KeywordIndex(home / "keyword")
         self.engine = SearchEngine(self.store, self.keywords, embedder)
         self.lock.on_acquire = self._finish_deletes
+        self._follow: ModelLoader | None = None
+        self._meta_stamp: tuple[int, int, int] | None = None
+        self._switching = threading.Lock()
 
     @classmethod
     def open(
@@ -92,9 +98,11 @@ class Library:
         embedder: Embedder | None = None,
         chunk_options: ChunkOptions = DEFAULT_OPTIONS,
         load_model: bool = True,
+        heal: bool = True,
     ) -> Library:
         """Open (creating if needed) the store in `home`. `embedder` overrides the model (tests);
         `load_model=False` opens it for reading and deleting only, without loading the model.
+        `heal=False` leaves finishing a crashed write (and LanceDB) to the caller: `needs_repair`, `repair`.
 
         If the model cannot load, the library still opens: search answers from the keyword leg and says so.
         """
@@ -112,8 +120,90 @@ class Library:
                 log.info("%s; search will be keyword-only", exc)
                 error = str(exc)
         library = cls(home, embedder, embedder.model_name if embedder else model_name, error, chunk_options)
-        library._heal()
+        if heal:
+            library._heal()
         return library
+
+    # ---- serving: LanceDB only when needed, the model attached when it has loaded -----------------
+
+    def use_model(self, embedder: Embedder | None, error: str | None = None) -> None:
+        """Search with `embedder` from now on (loaded elsewhere, e.g. on its own thread while the store
+        opened); None with the reason keeps search keyword-only, and it says so."""
+        self.embedder, self.load_error = embedder, (None if embedder is not None else error or "not loaded")
+        if embedder is not None:
+            self.model_name = embedder.model_name
+            if embedder.dim != self.store.dim:  # vectors of another size: open the store at that size
+                self.store = LanceStore(self.home / "lancedb", embedder.dim)
+        self.engine = SearchEngine(self.store, self.keywords, embedder)
+
+    def prepare(self) -> None:
+        """Map the derived files (the vector matrix, the chat rows) and open the keyword reader now,
+        so that the first search does not pay for it."""
+        snapshot = self.store.matrix.snapshot()
+        if snapshot is not None:
+            self.store.matrix.changed_since(snapshot)
+        self.keywords.doc_count()
+
+    def needs_repair(self) -> bool:
+        """Whether opening has work to do that reads need: a write or delete a crash left, another
+        model's vectors, an older format, a derived file (catalog, matrix, keyword index) out of step.
+        Answered from the files beside LanceDB, without opening it. (Old versions left for pruning do
+        not count: the next write or `repair` deletes them.)"""
+        if self.lock.pending() or self.lock.deleting():
+            return True
+        meta = self._stored_meta()
+        if meta.get("format") != STORE_FORMAT:
+            return True
+        if self.embedder is not None and (meta.get("model"), meta.get("dim")) != (self.model_name, self.embedder.dim):
+            return True
+        stamps = catalog.table_stamps(self.store.path)
+        if stamps is None or self.store.matrix.needs_build(stamps["chunks"][0]):
+            return True
+        with catalog.Catalog.read(self.home) as current:
+            chunks = None if current is None else current.counts()[2]
+        return chunks is None or self.keywords.doc_count() != chunks
+
+    def repair(self) -> None:
+        """What opening does unless `heal=False`: finish what a crashed writer left, re-embed after a
+        model change, rebuild what is out of step, prune old versions (opens LanceDB)."""
+        self._heal()
+
+    def follow_store_model(self, loader: ModelLoader) -> None:
+        """Keep searching with the model the store's vectors come from: when another process re-embeds
+        the store with another model (`pastchats model use`), the next search loads it with `loader`
+        (a query embedded with the old model would be compared with vectors it did not make)."""
+        self._follow = loader
+        self._meta_stamp = self._meta_file_stamp()
+
+    def _meta_file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            info = (self.home / "store.json").stat()
+        except OSError:
+            return None
+        return info.st_mtime_ns, info.st_size, info.st_ino
+
+    def _follow_model(self) -> None:
+        if self._follow is None:
+            return
+        stamp = self._meta_file_stamp()
+        if stamp == self._meta_stamp:  # one stat a search while the model stays
+            return
+        with self._switching:
+            if stamp == self._meta_stamp:
+                return
+            stored = self._stored_meta().get("model")
+            if isinstance(stored, str) and stored != self.model_name:
+                log.warning("the store now uses %s (re-embedded by another process): loading it", stored)
+                try:
+                    embedder = self._follow(stored)
+                    # The other process dropped and re-created the vectors' table: open it afresh.
+                    self.store = LanceStore(self.home / "lancedb", embedder.dim)
+                    self.use_model(embedder)
+                except EmbedderUnavailable as exc:
+                    log.warning("%s; search is keyword-only until it is installed", exc)
+                    self.model_name = stored
+                    self.use_model(None, str(exc))
+            self._meta_stamp = stamp
 
     # ---- housekeeping ------------------------------------------------------------------------
 
@@ -236,6 +326,9 @@ class Library:
         Such passages are stored and keyword-searchable, and left out of the vector leg until
         `embed_pending` embeds them (an import with `embed=False`, or one made without the model).
         """
+        with catalog.Catalog.read(self.home) as current:  # no LanceDB while the catalog is current
+            if current is not None:
+                return current.pending_count()
         return self.store.pending_count()
 
     def switch_model(self, embedder: Embedder, progress: Callable[[int, int], None] | None = None) -> int:
@@ -365,6 +458,7 @@ class Library:
         `after`/`before` select messages by their time (a chat is found through the part of it in the
         window); `project` matches case-insensitively.
         """
+        self._follow_model()
         filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
         return self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
 
@@ -466,6 +560,9 @@ class Library:
         return store_stats(self.store, self.home, self.model_name)
 
     def is_empty(self) -> bool:
+        with catalog.Catalog.read(self.home) as current:  # no LanceDB while the catalog is current
+            if current is not None:
+                return current.is_empty()
         return self.store.is_empty()
 
     def close(self) -> None:

@@ -86,10 +86,11 @@ def test_a_failing_deferred_import_falls_back_to_the_normal_import(tmp_path: Pat
         from storage.lance_store import LanceStore
         from pathlib import Path
         store = LanceStore(Path({str(tmp_path / "lancedb")!r}), 4)
+        counts = store.counts()  # LanceDB is imported on the store's first use
         import lance_namespace
         from storage.lancedb_import import Deferred
         deferred = [k for k, v in vars(lance_namespace).items() if isinstance(v, Deferred)]
-        print(store.counts(), deferred, "lance_namespace_urllib3_client.api.table_api" in sys.modules)
+        print(counts, deferred, "lance_namespace_urllib3_client.api.table_api" in sys.modules)
         """,
         tmp_path,
     )

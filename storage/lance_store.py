@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -21,7 +23,6 @@ import numpy as np
 import pyarrow as pa
 
 from storage import chat_rows
-from storage.catalog import table_stamps
 from storage.chat_rows import ChatRows
 from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedder import Vectors
@@ -51,8 +52,24 @@ CLEANUP_GRACE = timedelta(minutes=10)
 # close to the cut are kept for the next cleanup rather than risk deleting one superseded too recently.
 CLEANUP_MARGIN = timedelta(minutes=1)
 
+_MANIFEST = re.compile(r"^(\d+)\.manifest$")
+
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def newest_version(table: Path) -> int | None:
+    """The newest version of a Lance table as its `_versions/` folder names it, which is what LanceDB
+    reads with a consistency interval of 0, found without importing LanceDB; None if unreadable.
+    Lance names manifests `<version>.manifest`, or (its newer scheme, 20 digits) `<u64::MAX -
+    version>.manifest`, so that a listing finds the newest first."""
+    try:
+        numbers = [int(m.group(1)) for name in os.listdir(table / "_versions") if (m := _MANIFEST.match(name))]
+    except OSError:
+        return None
+    if not numbers:
+        return None
+    return 2**64 - 1 - min(numbers) if any(n >= 2**63 for n in numbers) else max(numbers)
 
 
 def vanished_file(error: BaseException) -> bool:
@@ -327,8 +344,8 @@ class LanceStore:
         if cached is not None and cached[0] == stamp:
             return cached[1]
         # The newest manifest on disk is the version LanceDB reads (interval 0), found without it.
-        on_disk = table_stamps(self.path)
-        version = on_disk["chunks"][0] if on_disk is not None else int(self.chunks.version)
+        on_disk = newest_version(self.path / "chunks.lance")
+        version = on_disk if on_disk is not None else int(self.chunks.version)
         settled = time.time_ns() - stamp > 50_000_000
         self._version_cache = (stamp, version) if settled else None
         return version

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+import pyarrow as pa
+
 from storage import catalog
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
@@ -143,6 +145,9 @@ class Library:
         if snapshot is not None:
             self.store.matrix.changed_since(snapshot)
         self.keywords.doc_count()
+        # Decoding the matrix's filter columns leaves ~13 MB of freed Arrow buffers that its allocator
+        # (mimalloc) would otherwise keep for the life of the server (docs/BENCHMARKS.md, "Memory").
+        pa.default_memory_pool().release_unused()
 
     def needs_repair(self) -> bool:
         """Whether opening has work to do that reads need: a write or delete a crash left, another

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -34,9 +34,6 @@ from storage.models import Conversation, Message
 from storage.times import naive_utc, utc
 from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.vector_matrix import VectorMatrix
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger(__name__)
 

@@ -16,12 +16,13 @@ import argparse
 import json
 import sys
 import tempfile
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.embed_cache import CachingEmbedder
+from bench.variants import fusion_variants
 from importers.registry import read
 from storage.chunking import ChunkOptions
 from storage.embedder import FastEmbedder
@@ -56,10 +57,8 @@ def main() -> None:
         keyword_coverage_power=args.keyword_coverage_power,
         window_weight=args.window_weight if args.windows > 1 else 0.0,
     )
-    kinds = {f.name: f.type for f in fields(Fusion)}
-    for pair in filter(None, args.fusion.split(",")):
-        key, value = (part.strip() for part in pair.split("="))
-        hybrid = replace(hybrid, **{key: value if kinds[key] in (str, "str") else float(value)})
+    if args.fusion:
+        hybrid = fusion_variants(hybrid, args.fusion)[0][1]
     home = args.store or Path(tempfile.mkdtemp(prefix="pastchats-corpus-"))
     embedder = CachingEmbedder(FastEmbedder(), args.embed_cache) if args.embed_cache else None
     lib = Library.open(

@@ -98,10 +98,8 @@ class ChunkOptions:
     # Coarse units beside the messages (`storage.units`): windows of `window_size` consecutive messages
     # every `window_stride` messages (0 = none), and one document per chat.
     # Windows of 3 every 2 (about half a row per message) with `Fusion(window_weight=0.7)`: LoCoMo R@5
-    # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run, but off by default: on the realistic corpus hybrid
-    # then puts one paraphrase's chat second (tests/storage/test_corpus_search.py); chat documents did
-    # not help (docs/BENCHMARKS.md).
-    window_size: int = 0
+    # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run; chat documents did not help (docs/BENCHMARKS.md).
+    window_size: int = 3
     window_stride: int = 2
     window_words: int = WINDOW_MESSAGE_WORDS  # words of each message a window reads
     window_title: bool = False  # the chat's title above a window's embedded lines
@@ -160,6 +158,7 @@ def chunk_conversation(
             options.window_stride,
             words=options.window_words,
             title=options.window_title,
+            readable=embeds,
         )
     if options.chat_document and (document := chat_document(conversation)) is not None:
         units.append(document)

@@ -9,7 +9,8 @@ from pathlib import Path
 from storage.errors import StoreTooNew
 
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
-STORE_FORMAT = 2
+# 3: exchange windows beside the messages (`storage.units`).
+STORE_FORMAT = 3
 
 
 def read_meta(home: Path) -> dict[str, object]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from storage.models import Conversation, Message
@@ -69,17 +69,20 @@ def windows(
     *,
     words: int = WINDOW_MESSAGE_WORDS,
     title: bool = False,
+    readable: Callable[[Message], bool] = lambda message: bool(message.text.strip()),
 ) -> Iterator[Unit]:
     """Windows of `size` consecutive messages, one starting every `stride` messages (size 3, stride 2:
     every pair of neighbours shares a window, at about half a row per message). Each message is read up
-    to `words` words; `title` puts the chat's title above the embedded lines."""
+    to `words` words; `title` puts the chat's title above the embedded lines. Only `readable` messages
+    give the window a line (the chunker leaves out tool output and acknowledgements, as it does for
+    message vectors); a window needs two lines."""
     messages = conversation.messages
     if size < 2 or len(messages) < 2:
         return
     start = 0
     while True:
         part = messages[start : start + size]
-        lines = [f"{_speaker(m)}: {_head(m.text, words)}" for m in part if m.text.strip()]
+        lines = [f"{_speaker(m)}: {_head(m.text, words)}" for m in part if m.text.strip() and readable(m)]
         if len(lines) >= 2:
             text = "\n".join(lines)
             embedded = f"{conversation.title}\n{text}" if title and conversation.title.strip() else text

@@ -27,7 +27,7 @@ async def test_waiting_passages_are_embedded_after_start_while_the_tools_already
     # No model yet; the one named is the test embedder the server then has (so it is not a model change).
     modelless = Library.open(home, model_name=HashEmbedder(384).model_name, cache_dir=tmp_path / "no-models")
     modelless.import_conversations(CHATS)
-    assert modelless.pending_embeddings() == 4
+    assert modelless.pending_embeddings() == 4 + 2  # four messages, one exchange window per chat
     opened: list[Library] = []
 
     def with_model(settings: Settings) -> Library:

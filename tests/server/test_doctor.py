@@ -79,7 +79,8 @@ def test_a_keyword_index_out_of_step_is_reported_and_fixed(machine: dict[str, st
     shutil.rmtree(Path(machine["PASTCHATS_HOME"]) / "keyword")
     result, checks = doctor(machine)
     assert result.exit_code == 1
-    assert "keyword index has 0 passages, the store 4" in checks["store"]["summary"]
+    # four messages and one exchange window per two-message chat
+    assert "keyword index has 0 passages, the store 6" in checks["store"]["summary"]
     assert checks["store"]["fix"] == "pastchats doctor --fix"
     fixed, checks = doctor(machine, "--fix")
     assert fixed.exit_code == 0, fixed.output
@@ -116,7 +117,7 @@ def test_passages_awaiting_embeddings_are_counted_and_embedded_by_the_fix(
     )
     result, checks = doctor(machine)
     assert result.exit_code == 1
-    assert checks["store"]["details"]["awaiting_embeddings"] == 2
+    assert checks["store"]["details"]["awaiting_embeddings"] == 2 + 1  # two messages and their window
     assert checks["store"]["fix"] == "pastchats doctor --fix"
     fixed, checks = doctor(machine, "--fix")
     assert fixed.exit_code == 0, fixed.output

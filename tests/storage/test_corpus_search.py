@@ -20,6 +20,10 @@ from storage.results import ChatHit, SearchMode, SearchResult
 from tests.conftest import CORPUS
 from tests.conftest import CORPUS_CHATS as CHAT_COUNT
 
+# The shared corpus store (tests/conftest.py: ~400 texts, windows included, through the real model) is
+# built inside whichever test asks for it first: on a busy shared machine that alone takes minutes.
+pytestmark = pytest.mark.timeout(900)
+
 NEEDLE_CHAT = "homelab-planning"
 NEEDLE_STRETCH = range(20, 28)  # where the homelab chat discusses nginx, certificates and proxying
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from storage.chunking import NO_EMBEDDING, chunk_conversation, embeds, is_trivia
 from storage.embedder import HashEmbedder, Vectors
 from storage.library import Library
 from storage.models import Conversation, Message, Role
+from storage.search import SHIPPED
+from storage.units import WINDOW
 
 BASE = datetime(2025, 3, 1, tzinfo=UTC)
 LOG = "\n".join(f"12:0{i}:33 ERROR pool exhausted ticket=QX-{4711 + i} retry in 30s" for i in range(8))
@@ -78,6 +81,14 @@ def test_tool_output_and_acknowledgements_are_not_embedded_but_everything_else_i
     assert by_message[2].embed_key
 
 
+def test_an_exchange_window_reads_neither_the_log_nor_the_acknowledgement() -> None:
+    windows = [chunk for chunk in chunk_conversation(DEBUG, "m") if chunk.kind == WINDOW]
+    assert [(w.first_index, w.last_index) for w in windows] == [(0, 2)]  # 2-3 would be one line: none
+    assert "QX-47" not in windows[0].embed_text
+    assert "QX-47" not in windows[0].text  # the log is keyword-searchable as its own message
+    assert windows[0].embed_text.splitlines()[1].startswith("Assistant: The database pool")
+
+
 def test_a_reply_to_tool_output_is_embedded_without_the_log_lines_before_it() -> None:
     reply = chunk_conversation(DEBUG, "m")[2]
     assert reply.first_index == 2
@@ -89,13 +100,17 @@ def test_keyword_only_passages_cost_no_model_time_and_are_found_by_keyword_not_b
     embedder = RecordingEmbedder()
     library = Library.open(tmp_path / "store", embedder=embedder)
     stats = library.import_conversations([DEBUG, OTHER])
-    assert stats.chunks_embedded == 4
+    # four messages and the debug chat's exchange window (its lines leave the log out); the other chat's
+    # window reads exactly as its reply does (the question above the answer), so it reuses that vector
+    assert (stats.chunks_embedded, stats.chunks_reused) == (4 + 1, 1)
     assert not any("QX-4711" in text or text.endswith("thanks!") for text in embedder.texts)
     assert library.pending_embeddings() == 0
     hits = library.search("QX-4716", mode="keyword").chats
     assert [hit.uri for hit in hits] == ["debug"]
-    assert library.store.build_matrix() == 4  # only passages with vectors are scanned by the vector leg
-    vector_units = library.search_units("ERROR pool exhausted ticket", limit=20, mode="vector")
+    assert library.store.build_matrix() == 4 + 2  # only units with vectors are scanned by the vector leg
+    # the vector leg alone: a window spanning the log would bring its messages in as the window's members
+    alone = replace(SHIPPED, window_weight=0.0)
+    vector_units = library.search_units("ERROR pool exhausted ticket", limit=20, mode="vector", fusion=alone)
     assert all(unit.first_index not in (1, 3) for unit in vector_units if unit.conversation_id == "debug")
 
 
@@ -104,9 +119,9 @@ def test_an_import_that_defers_embedding_leaves_nothing_waiting_for_keyword_only
     library = Library.open(tmp_path / "store", embedder=embedder)
     library.import_conversations([DEBUG, OTHER], embed=False)
     assert embedder.texts == []
-    assert library.pending_embeddings() == 4
+    assert library.pending_embeddings() == 4 + 2  # the messages with content and the two windows
     assert [hit.uri for hit in library.search("QX-4712", mode="keyword").chats] == ["debug"]
-    assert library.embed_pending() == 4
+    assert library.embed_pending() == 4 + 2
     assert library.pending_embeddings() == 0
     assert [hit.uri for hit in library.search("QX-4712", mode="keyword").chats] == ["debug"]
     assert library.search("database pool max_connections", mode="vector").chats[0].uri == "debug"

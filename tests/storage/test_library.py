@@ -34,8 +34,9 @@ def test_reimporting_the_same_conversations_adds_no_duplicates(library: Library)
     assert (first.new, first.unchanged) == (3, 0)
     assert (second.new, second.updated, second.unchanged) == (0, 0, 3)
     stats = library.stats()
-    assert (stats.conversations, stats.messages, stats.chunks) == (3, 6, 6)
-    assert library.keywords.doc_count() == 6
+    # six messages and one exchange window per two-message chat
+    assert (stats.conversations, stats.messages, stats.chunks) == (3, 6, 6 + 3)
+    assert library.keywords.doc_count() == 6 + 3
 
 
 def test_a_grown_conversation_is_updated_and_only_new_text_is_embedded(library: Library) -> None:
@@ -46,7 +47,9 @@ def test_a_grown_conversation_is_updated_and_only_new_text_is_embedded(library: 
         project="homelab",
     )
     stats = library.import_conversations([grown])
-    assert (stats.updated, stats.chunks_embedded, stats.chunks_reused) == (1, 2, 2)
+    # embedded: the two new messages and the window over messages 0-2; reused: the two old messages, and
+    # the window over 2-3, whose text is the last message's (with the question before it) word for word
+    assert (stats.updated, stats.chunks_embedded, stats.chunks_reused) == (1, 3, 3)
     assert library.get("nginx").messages[-1].text == "Use certbot."
     assert library.stats().messages == 8
     assert "nginx" in chat_ids(library.search("certbot TLS", max_results=1))
@@ -98,7 +101,7 @@ def test_deleting_removes_a_chat_from_search_recent_and_read(library: Library) -
     assert "bug" not in chat_ids(library.recent(n=10))
     with pytest.raises(NotFound):
         library.read_chat("bug")
-    assert library.stats().chunks == library.keywords.doc_count() == 4
+    assert library.stats().chunks == library.keywords.doc_count() == 4 + 2  # messages and windows
 
 
 def test_read_chat_pages_through_a_conversation_and_centres_on_a_message(library: Library) -> None:
@@ -176,7 +179,7 @@ def test_a_lost_keyword_index_is_rebuilt_on_open(tmp_path: Path) -> None:
     Library.open(home, embedder=HashEmbedder()).import_conversations(CHATS)
     shutil.rmtree(home / "keyword")
     reopened = Library.open(home, embedder=HashEmbedder())
-    assert reopened.keywords.doc_count() == 6
+    assert reopened.keywords.doc_count() == 6 + 3  # messages and windows
     assert chat_ids(reopened.search("TypeError", max_results=1, mode="keyword")) == ["bug"]
 
 
@@ -185,7 +188,7 @@ def test_changing_the_model_re_embeds_instead_of_mixing_vector_spaces(tmp_path: 
     Library.open(home, embedder=HashEmbedder(64)).import_conversations(CHATS)
     reopened = Library.open(home, embedder=HashEmbedder(32))
     assert reopened.store.chunk_dim() == 32
-    assert reopened.stats().chunks == 6
+    assert reopened.stats().chunks == 6 + 3  # messages and windows
     assert chat_ids(reopened.search("sourdough starter", max_results=1, mode="vector")) == ["bread"]
 
 

@@ -34,13 +34,14 @@ def test_an_import_without_embedding_is_keyword_searchable_at_once_and_vector_se
 ) -> None:
     library = Library.open(tmp_path / "store", embedder=HashEmbedder())
     library.import_conversations(CHATS, embed=False)
-    assert library.pending_embeddings() == library.store.chunks.count_rows() == 28
+    # two messages and one exchange window per chat
+    assert library.pending_embeddings() == library.store.chunks.count_rows() == 28 + 14
     assert ids(library.search("sourdough acetone", mode="keyword"))[0] == "bread"
     assert ids(library.search("sourdough acetone", mode="vector")) == []
     seen: list[tuple[int, int]] = []
-    assert library.embed_pending(progress=lambda done, total: seen.append((done, total)), batch=8) == 28
+    assert library.embed_pending(progress=lambda done, total: seen.append((done, total)), batch=8) == 42
     assert library.pending_embeddings() == 0
-    assert seen[-1] == (28, 28)
+    assert seen[-1] == (42, 42)
     assert len(seen) > 1
     assert ids(library.search("sourdough acetone", mode="vector"))[0] == "bread"
     assert library.store.matrix.snapshot() is not None
@@ -61,7 +62,7 @@ def test_an_interrupted_embedding_run_resumes_and_ends_with_the_vectors_an_embed
     with pytest.raises(KeyboardInterrupt):
         library.embed_pending(progress=killed, batch=6)
     left = library.pending_embeddings()
-    assert 0 < left < 28
+    assert 0 < left < 42
     with library.lock.hold(timeout=0):  # the lock was released
         pass
     reopened = Library.open(tmp_path / "later", embedder=HashEmbedder())
@@ -76,7 +77,7 @@ def test_stored_embeddings_are_reused_so_unchanged_text_never_waits(tmp_path: Pa
     library.import_conversations(CHATS[:1])
     copy = conversation("copy", ["my sourdough starter smells of acetone", "something new"])
     library.import_conversations([copy], embed=False)
-    assert library.pending_embeddings() == 1
+    assert library.pending_embeddings() == 2  # the new message and the chat's window
 
 
 def test_a_store_from_before_pending_passages_is_upgraded_in_place(tmp_path: Path) -> None:
@@ -121,5 +122,5 @@ def test_passages_whose_chat_is_gone_do_not_keep_the_embedding_run_going(tmp_pat
     library = Library.open(tmp_path / "store", embedder=HashEmbedder())
     library.import_conversations(CHATS[:3], embed=False)
     library.store.conversations.delete("id = 'bread'")  # orphaned chunks, as a crash could leave them
-    assert library.embed_pending(batch=2) == 4
-    assert library.pending_embeddings() == 2
+    assert library.embed_pending(batch=2) == 4 + 2  # two chats' messages and windows
+    assert library.pending_embeddings() == 3

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from storage.chunking import ChunkOptions, chunk_conversation
 from storage.embedder import HashEmbedder
+from storage.lance_store import UnitHit
 from storage.library import Library
-from storage.search import SHIPPED
+from storage.search import SHIPPED, relative_similarity
 from storage.units import CHAT, MESSAGE, WINDOW, chat_document, key_terms, kind_of, windows
 from tests.storage.helpers import conversation
 
@@ -66,3 +67,16 @@ def test_search_over_coarse_units_shows_and_ranks_messages_only(tmp_path: Path) 
     shown = [m.text for match in result.chats[0].matches for m in match.messages]
     assert shown
     assert all(text in {m.text for m in QUEUE.messages} for text in shown)
+
+
+def test_a_window_far_less_similar_than_the_best_one_pulls_far_less() -> None:
+    """Ranks 1 and 2 are nearly alike under RRF; cosine 0.52 against 0.30 is not (the corpus's Lisbon
+    query: a Spanish-course window ranked second lifted its chat above the Lisbon chat)."""
+    lisbon = UnitHit("lisbon-tripw0-2", "lisbon-trip", 0, 2, ("m0", "m1", "m2"), similarity=0.52)
+    spanish = UnitHit("spanishw0-2", "spanish", 0, 2, ("m0", "m1", "m2"), similarity=0.26)
+    negative = UnitHit("otherw0-2", "other", 0, 2, ("m0", "m1", "m2"), similarity=-0.1)
+    factors = relative_similarity([lisbon, spanish, negative], 1.0)
+    assert factors == {"lisbon-tripw0-2": 1.0, "spanishw0-2": 0.5, "otherw0-2": 0.0}
+    assert relative_similarity([lisbon, spanish], 2.0) == {"lisbon-tripw0-2": 1.0, "spanishw0-2": 0.25}
+    assert relative_similarity([lisbon, spanish], 0.0) is None  # off: windows pull by rank alone
+    assert relative_similarity([], 1.0) is None

@@ -15,7 +15,9 @@ from storage.library import Library
 from tests.conftest import CORPUS
 from tests.tools.helpers import block_uris, call, server_for, text_of
 
-pytestmark = pytest.mark.anyio
+# The shared corpus store (tests/conftest.py: ~400 texts, windows included, through the real model) is
+# built inside whichever test asks for it first: on a busy shared machine that alone takes minutes.
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(900)]
 
 QUERIES = json.loads((CORPUS / "queries.json").read_text(encoding="utf-8"))
 KNOWN_TOPICS = [q for q in QUERIES if q["kind"] in ("keyword", "identifier")]

@@ -49,13 +49,15 @@ def clip_message(message: ShownMessage, limit: int, focus: re.Pattern[str] | Non
     return message.model_copy(update={"text": text, "truncated": True}) if cut else message
 
 
-def clip_hit(hit: ChatHit, cap: int, focus: re.Pattern[str] | None) -> ChatHit:
-    matches = [
-        match.model_copy(
-            update={"messages": [clip_message(m, cap if m.matched else cap // 2, focus) for m in match.messages]}
-        )
-        for match in hit.matches
-    ]
+def clip_hit(hit: ChatHit, cap: int, focus: re.Pattern[str] | None, keep: int | None = None) -> ChatHit:
+    """The hit's first `keep` matches (all by default), long messages clipped to `cap` (half of it around
+    a match). A match with nothing to clip is kept as it is: copying models was a search's main fitting
+    cost, done for every level tried."""
+    matches = []
+    for match in hit.matches[:keep]:
+        messages = [clip_message(m, cap if m.matched else cap // 2, focus) for m in match.messages]
+        unchanged = all(new is old for new, old in zip(messages, match.messages, strict=True))
+        matches.append(match if unchanged else match.model_copy(update={"messages": messages}))
     return hit.model_copy(update={"matches": matches})
 
 

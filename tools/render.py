@@ -56,6 +56,8 @@ def _skeleton(text: str) -> str:
 
 def neutralise(text: str) -> str:
     """Swap the bracket of anything that reads as a `<chat` or `</chat` tag."""
+    if text.isascii() and "<" not in text:  # the only bracket-like character in ASCII (most texts)
+        return text
     out = []
     last = 0
     for found in _LT_CANDIDATE.finditer(text):

@@ -24,7 +24,7 @@ SEPARATOR = 2  # the blank line between blocks
 
 def fitted(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
     keep, cap = level
-    return clip_hit(hit.model_copy(update={"matches": hit.matches[:keep]}), cap, focus)
+    return clip_hit(hit, cap, focus, keep)
 
 
 def block(hit: ChatHit) -> str:

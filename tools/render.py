@@ -58,6 +58,10 @@ def neutralise(text: str) -> str:
     """Swap the bracket of anything that reads as a `<chat` or `</chat` tag."""
     if text.isascii() and "<" not in text:  # the only bracket-like character in ASCII (most texts)
         return text
+    return _swap_brackets(text)
+
+
+def _swap_brackets(text: str) -> str:
     out = []
     last = 0
     for found in _LT_CANDIDATE.finditer(text):

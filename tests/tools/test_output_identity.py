@@ -17,7 +17,8 @@ from storage.embedder import HashEmbedder
 from storage.library import Library
 from storage.results import ChatHit
 from tests.tools.helpers import server_for, text_of
-from tools.budget import focus_pattern
+from tools.budget import clip_message, focus_pattern
+from tools.render import _swap_brackets, neutralise
 from tools.search_budget import LEVELS, SEPARATOR, block, fitted, share
 
 
@@ -86,3 +87,32 @@ def test_rendering_only_the_levels_needed_shares_the_budget_as_rendering_them_al
         focus = focus_pattern(query)
         for usable in (300, 1500, 4000, 11_400, 40_000):
             assert share(hits, usable, focus) == every_level(hits, usable, focus), (query, usable)
+
+
+def copying_everything(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
+    """A level fitted the plain way: every match copied, clipped or not."""
+    keep, cap = level
+    matches = [
+        match.model_copy(
+            update={"messages": [clip_message(m, cap if m.matched else cap // 2, focus) for m in match.messages]}
+        )
+        for match in hit.matches[:keep]
+    ]
+    return hit.model_copy(update={"matches": matches})
+
+
+def test_fitting_a_level_copies_only_what_it_clips_and_renders_the_same(library: Library) -> None:
+    for i, query in enumerate(queries(seed=9, count=12)):
+        focus = focus_pattern(query)
+        for hit in library.search(query, max_results=1 + i % 10).chats:
+            for level in LEVELS:
+                ours, plain = fitted(hit, level, focus), copying_everything(hit, level, focus)
+                assert ours == plain
+                assert block(ours) == block(plain)
+
+
+def test_ascii_text_without_a_bracket_skips_the_tag_check_and_reads_the_same() -> None:
+    texts = ["plain text", "a < b", "<chat uri='x'>", "< / c h a t >", "x\u200b<chat", "<\tChAt", "", "ok>"]
+    for text in texts:
+        assert neutralise(text) == _swap_brackets(text)
+    assert neutralise("<CHAT>").startswith("\u2039")

@@ -199,8 +199,7 @@ class Snapshot:
             return []
         keep = self.mask(filters, exclude)
         if self.codes is not None and HAVE_SIMSIMD:
-            rows = self._candidates(query, limit, keep)
-            scores = self.scores(query, rows)
+            rows, scores = self._rescored(query, limit, keep)
         else:
             rows = np.arange(len(self.vectors))
             scores = self.scores(query)
@@ -208,8 +207,29 @@ class Snapshot:
                 rows, scores = rows[keep], scores[keep]
         return _best(scores, rows, limit)
 
-    def _candidates(self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None) -> npt.NDArray[np.int64]:
-        """Every row whose float16 score could reach the top `limit`, by the int8 scores' error bounds.
+    def _rescored(
+        self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The float16 scores of every row that could be among the best `limit`, and of few others.
+
+        The `limit` candidates with the best int8 scores are rescored first: the lowest of their float16
+        scores cannot be above the `limit`-th best of all rows, so a row whose upper bound is below it
+        cannot be among the best either. That floor sits far above the `limit`-th best lower bound: on
+        the 100k store 640 rows a search are rescored instead of 1,720 (at most 2,100 instead of 13,500).
+        """
+        rows, approx, upper = self._candidates(query, limit, keep)
+        if len(rows) <= limit:
+            return rows, self.scores(query, rows)
+        first = np.sort(rows[np.argpartition(-approx, limit - 1)[:limit]])
+        first_scores = self.scores(query, first)
+        rest = rows[(upper >= first_scores.min()) & ~np.isin(rows, first)]
+        return np.concatenate([first, rest]), np.concatenate([first_scores, self.scores(query, rest)])
+
+    def _candidates(
+        self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Every row whose float16 score could reach the top `limit`, by the int8 scores' error bounds;
+        with each its int8 score and upper bound.
 
         With c the int8 row and s its scale, d and t the query's: c/s · d/t - x·q = (c/s - x)·q + c/s ·
         (d/t - q), so by Cauchy-Schwarz the int8 score is within ||c/s - x|| ||q|| + ||c/s|| ||d/t - q|| of
@@ -240,7 +260,7 @@ class Snapshot:
             approx[~keep] = -np.inf
         count = int(np.count_nonzero(keep)) if keep is not None else len(approx)
         if count == 0:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
         k = min(limit, count)
         kth = float(np.partition(approx, len(approx) - k)[len(approx) - k]) / t
         widest = max_error * query_norm + max_norm * query_error + ROUNDING
@@ -250,8 +270,8 @@ class Snapshot:
         bound = self.error[near] * query_norm + self.norm[near] * query_error + ROUNDING
         lower, upper = exact - bound, exact + bound
         threshold = np.partition(lower, len(lower) - k)[len(lower) - k]
-        chosen: npt.NDArray[np.int64] = near[upper >= threshold]
-        return chosen
+        chosen = upper >= threshold
+        return near[chosen], exact[chosen], upper[chosen]
 
     def rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
         """The rows' metadata (only `columns`, if given: converting the filter columns is most of the cost)."""

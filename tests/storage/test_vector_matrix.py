@@ -224,4 +224,14 @@ def test_the_int8_first_pass_keeps_exactly_the_rows_the_plain_per_row_bounds_kee
             for chosen in (Filters(), Filters(project="homelab")):
                 keep = snapshot.mask(chosen, [])
                 expected = every_rows_bounds(snapshot, query, limit, keep)
-                assert np.array_equal(snapshot._candidates(query, limit, keep), expected)
+                assert np.array_equal(snapshot._candidates(query, limit, keep)[0], expected)
+                # rescoring the int8 best first leaves out more, but never a row that reaches the k-th
+                # best float16 score (ties at the cut included)
+                rows, scores = snapshot._rescored(query, limit, keep)
+                assert set(rows.tolist()) <= set(expected.tolist())
+                every = snapshot.scores(query)
+                passing = every if keep is None else every[keep]
+                kth = np.sort(passing)[len(passing) - min(limit, len(passing))]
+                reaching = np.flatnonzero((every >= kth) & (True if keep is None else keep))
+                assert set(reaching.tolist()) <= set(rows.tolist())
+                assert np.array_equal(scores, every[rows])

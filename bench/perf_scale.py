@@ -45,7 +45,8 @@ def synthetic(rows: int, seed: int = 1) -> tuple[np.ndarray, pa.Table]:  # type:
             "updated_at": pa.array([start + timedelta(minutes=int(m)) for m in rng.integers(0, 1_500_000, rows)]),
         }
     )
-    return vectors, meta
+    # the message time that time filters select on (`storage.vector_matrix`, format 2): the chat's here
+    return vectors, meta.append_column("at", meta.column("updated_at"))
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ TEXTS = [
     "",
     "__init__ __proxy__ _nginx_ nginx__conf",
     "Café proxy naïve déploiement",  # not ASCII: the general expression
-    "ſtate (a long s) and the Kelvin sign K in kelvin",  # IGNORECASE folds these; lower() does not
+    "\u017ftate (a long s) and the Kelvin sign \u212a in \u212aelvin",  # IGNORECASE folds these; lower() not
     "payment-service TypeError ERR_CONN_RESET payment_service",
     "deploy" * 40 + " deploy",  # a word past the index's 40-byte limit, and a normal one
 ]

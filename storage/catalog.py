@@ -230,16 +230,8 @@ class Catalog:
         from storage.hits import ConversationMeta
 
         return {
-            row["id"]: ConversationMeta(
-                id=row["id"],
-                source=row["source"],
-                title=row["title"],
-                created_at=_time(row["created"]),
-                updated_at=_time(row["updated"]),
-                project=row["project"],
-                url=row["url"],
-                message_count=row["message_count"],
-                version=row["version"],
+            row["id"]: ConversationMeta.from_row(
+                {**dict(row), "created_at": _time(row["created"]), "updated_at": _time(row["updated"])}
             )
             for row in self._rows(ids)
         }

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from storage.errors import PastchatsError
 
+TYPE_CHECKING = False  # not typing's: importing `typing` costs about a bare interpreter start
 if TYPE_CHECKING:  # imported where used: `--help` and argument errors do without them (start-up speed)
+    import sqlite3
     from datetime import datetime
     from pathlib import Path
     from typing import Literal
+
+    from server.settings_quick import QuickValues
 
 PROG = "pastchats"
 RECENT_INTS = {"-n": (1, 20)}
@@ -126,12 +129,14 @@ def parse_global(argv: list[str]) -> tuple[GlobalOptions, str, list[str]]:
 
 def answer_help(argv: list[str]) -> bool:
     """Print a stored help text when click would print exactly it."""
-    from server.cli_help_texts import HELP
+    if not argv or argv[-1] not in ("-h", "--help") or len(argv) > 2:
+        return False
+    from server.cli_help_texts import HELP  # deferred: ~0.01 s, for help alone
 
     key = None
-    if len(argv) == 1 and argv[0] in ("-h", "--help"):
+    if len(argv) == 1:
         key = ""
-    elif len(argv) == 2 and argv[1] in ("-h", "--help") and argv[0] in HELP:
+    elif argv[0] in HELP:
         key = argv[0]
     if key is None or program_name() != PROG or not help_width_is_clicks_full_width():
         return False
@@ -210,6 +215,8 @@ def fast(argv: list[str]) -> int | None:
             values.missing = missing_source(rest)
         else:
             return None
+        if command != "import" and not values.as_json and (status := lean_answer(command, options, values)) is not None:
+            return status
         return run(command, options, values)
     except Fallback:
         return None
@@ -222,6 +229,67 @@ def fast(argv: list[str]) -> int | None:
             f"Error: {problem}\n"
         )
         return 2
+
+
+def lean_catalog(options: GlobalOptions) -> tuple[str, QuickValues, sqlite3.Connection] | None:
+    """The store's path as `stats` prints it, the settings and the current catalog, read with the
+    standard library's cheapest parts (`storage.catalog_read`); None: `run` answers."""
+    from server.settings_quick import path_text, quick_values
+    from storage.catalog_read import open_current
+
+    home = options.home
+    if home is not None and os.path.exists(home) and not os.path.isdir(home):
+        return None
+    settings = quick_values(home=home, model=options.model)
+    if settings is None or settings.log_file is not None:  # a log file is created even when nothing logs
+        return None
+    shown = path_text(settings.home)
+    connection = None if shown is None else open_current(shown)
+    if shown is None or connection is None:
+        return None
+    return shown, settings, connection
+
+
+def lean_answer(command: str, options: GlobalOptions, values: Values) -> int | None:
+    """`stats` and `recent` as text from a current catalog, without pathlib, logging or pydantic
+    (`stats` also without json, re, typing or datetime); None: `run` answers."""
+    from server.cli_quick import echo
+
+    found = lean_catalog(options)
+    if found is None:
+        return None
+    home, settings, connection = found
+    try:
+        if command == "stats":
+            from server.cli_quick import stats_lines
+            from storage.catalog_read import LeanStats
+
+            info = LeanStats(home, connection, settings.model)
+            if info.model is None:
+                from storage.defaults import DEFAULT_MODEL
+
+                info.model = DEFAULT_MODEL
+            text: str | None = stats_lines(info)
+        else:
+            from server.cli_recent import recent_text
+
+            text = recent_text(
+                connection,
+                settings.output_budget_chars,
+                n=values.n,
+                sort_order=values.sort_order,
+                before=values.before,
+                after=values.after,
+                project=values.project,
+            )
+    except Exception:  # unreadable after all: `run` answers, or the click group words the error
+        return None
+    finally:
+        connection.close()
+    if text is None:
+        return None
+    echo(text)
+    return 0
 
 
 def run(command: str, options: GlobalOptions, values: Values) -> int | None:

@@ -4,21 +4,41 @@ importing click or pydantic-settings), so the two cannot print differently."""
 
 from __future__ import annotations
 
-import json
-import re
 import sys
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` alone costs about a bare interpreter start: the lean `stats` does without it
+    from datetime import datetime
+    from typing import Literal, Protocol
+
     from storage.recent import RecentSource, StoreStats
 
-# click.echo drops ANSI escapes when its stream is not a terminal; `echo` does the same.
-_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
+    class StatsSource(Protocol):
+        def stats(self) -> StoreStats: ...
 
+    class StatsLines(Protocol):
+        """What `stats` prints (`StoreStats` gives it with `span` made from its dates)."""
 
-class StatsSource(Protocol):
-    def stats(self) -> StoreStats: ...
+        @property
+        def home(self) -> object: ...
+        @property
+        def conversations(self) -> int: ...
+        @property
+        def messages(self) -> int: ...
+        @property
+        def chunks(self) -> int: ...
+        @property
+        def sources(self) -> dict[str, int]: ...
+        @property
+        def projects(self) -> dict[str, int]: ...
+        @property
+        def span(self) -> str: ...
+        @property
+        def model(self) -> str | None: ...
+        @property
+        def disk_bytes(self) -> int: ...
+        @property
+        def awaiting_embeddings(self) -> int: ...
 
 
 def echo(text: str, *, err: bool = False) -> None:
@@ -26,27 +46,47 @@ def echo(text: str, *, err: bool = False) -> None:
     stream = sys.stderr if err else sys.stdout
     out = text + "\n"
     if "\x1b" in out and not stream.isatty():
-        out = _ANSI.sub("", out)
+        import re  # deferred: only text holding an escape needs it
+
+        # click.echo drops ANSI escapes when its stream is not a terminal
+        out = re.sub(r"\033\[[;?0-9]*[a-zA-Z]", "", out)
     stream.write(out)
     stream.flush()
+
+
+class _Shown:
+    """`StoreStats` with its dates as `stats` prints them."""
+
+    def __init__(self, info: StoreStats):
+        self.home, self.model, self.disk_bytes = info.home, info.model, info.disk_bytes
+        self.conversations, self.messages, self.chunks = info.conversations, info.messages, info.chunks
+        self.sources, self.projects = info.sources, info.projects
+        self.awaiting_embeddings = info.awaiting_embeddings
+        oldest, newest = info.oldest, info.newest
+        self.span = f"{oldest:%Y-%m-%d} to {newest:%Y-%m-%d}" if oldest and newest else "empty"
 
 
 def stats_text(source: StatsSource, as_json: bool) -> str:
     info = source.stats()
     if as_json:
         import dataclasses  # deferred: the text answer does without it
+        import json
 
         return json.dumps(dataclasses.asdict(info), indent=2, default=str)
+    return stats_lines(_Shown(info))
+
+
+def stats_lines(info: StatsLines) -> str:
+    """The text of `stats`: one body for the store, the catalog and the lean reader."""
 
     def counts(values: dict[str, int]) -> str:
         return ", ".join(f"{k} {v}" for k, v in sorted(values.items(), key=lambda kv: -kv[1])) or "none"
 
-    span = f"{info.oldest:%Y-%m-%d} to {info.newest:%Y-%m-%d}" if info.oldest and info.newest else "empty"
     text = (
         f"Store: {info.home} ({info.disk_bytes / 1e6:.1f} MB)\n"
         f"Chats: {info.conversations} · messages {info.messages} · indexed passages {info.chunks}\n"
         f"Sources: {counts(info.sources)}\nProjects: {counts(info.projects)}\n"
-        f"Time span: {span}\nModel: {info.model}"
+        f"Time span: {info.span}\nModel: {info.model}"
     )
     if info.awaiting_embeddings:
         text += (

@@ -15,7 +15,10 @@ from __future__ import annotations
 import os
 import posixpath
 import sys
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pathlib is imported where a Path is built: the lean `stats` does without it
+    from pathlib import Path
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 DEFAULT_OUTPUT_BUDGET = 12_000
@@ -60,27 +63,51 @@ def _xdg_base(variable: str, fallback: str) -> str | None:
     return posixpath.expanduser(fallback)
 
 
-def _user_dir(kind: str) -> Path:
+def _user_dir(kind: str) -> str:
     base = None
     if sys.platform == "linux":
         base = (
             _xdg_base("XDG_DATA_HOME", "~/.local/share") if kind == "data" else _xdg_base("XDG_CACHE_HOME", "~/.cache")
         )
     if base is not None:
-        return Path(posixpath.join(base, "pastchats"))
+        return posixpath.join(base, "pastchats")
     import platformdirs  # deferred: ~0.07 s of start-up, needed only off the common Linux case
 
     found = platformdirs.user_data_dir if kind == "data" else platformdirs.user_cache_dir
-    return Path(found("pastchats", appauthor=False))
+    return str(found("pastchats", appauthor=False))
 
 
 def default_home() -> Path:
-    return _user_dir("data")
+    from pathlib import Path
+
+    return Path(_user_dir("data"))
 
 
 def default_model_cache() -> Path:
     """pastchats' own model cache: every process finds it, whatever environment a client gives it."""
-    return _user_dir("cache") / "models"
+    from pathlib import Path
+
+    return Path(_user_dir("cache")) / "models"
+
+
+def path_text(value: str) -> str | None:
+    """`str(Path(value).expanduser())` on POSIX, without pathlib (None where it would raise): the
+    store's path as `stats` prints it."""
+    if sys.platform == "win32":
+        return None
+
+    def parsed(text: str) -> str:
+        root = "//" if text.startswith("//") and not text.startswith("///") else "/" if text.startswith("/") else ""
+        return root + "/".join(part for part in text.split("/") if part not in ("", ".")) or "."
+
+    text = parsed(value)
+    if text.startswith("~"):
+        first, _, rest = text.partition("/")
+        expanded = posixpath.expanduser(first)
+        if expanded.startswith("~"):
+            return None  # pathlib: "Could not determine home directory"
+        text = parsed(expanded + "/" + rest)
+    return text
 
 
 def resolve_model(model: str | None, home: Path) -> str:
@@ -89,6 +116,17 @@ def resolve_model(model: str | None, home: Path) -> str:
     from storage.store_meta import store_model  # not storage.model_files: that pulls in NumPy
 
     return model or store_model(home) or DEFAULT_MODEL
+
+
+class QuickValues:
+    """The same fields as text (paths as given: `Path(home)` is the setting)."""
+
+    def __init__(self, home: str, model: str | None, output_budget_chars: int, log_level: str, log_file: str | None):
+        self.home = home
+        self.model = model
+        self.output_budget_chars = output_budget_chars
+        self.log_level = log_level
+        self.log_file = log_file
 
 
 class QuickSettings:
@@ -137,9 +175,7 @@ def _plain(field: str, value: str) -> bool:
     return False  # lists and mappings: JSON, left to Settings
 
 
-def quick_settings(
-    home: Path | None = None, model: str | None = None, log_level: str | None = None
-) -> QuickSettings | None:
+def quick_values(home: str | None = None, model: str | None = None, log_level: str | None = None) -> QuickValues | None:
     """The settings from these flags (None: not given) and the environment, or None when only the
     full `Settings` can say (see the module's docstring)."""
     environment = _environment()
@@ -156,13 +192,30 @@ def quick_settings(
     if log_level is not None:
         values["log_level"] = log_level
     budget = values.get("output_budget_chars")
-    log_file = values.get("log_file")
-    return QuickSettings(
-        home=home if home is not None else Path(values["home"]) if "home" in values else default_home(),
+    return QuickValues(
+        home=home if home is not None else values["home"] if "home" in values else _user_dir("data"),
         model=model if model is not None else values.get("model"),
         output_budget_chars=int(budget) if budget is not None else DEFAULT_OUTPUT_BUDGET,
         log_level=values.get("log_level", "WARNING"),
-        log_file=Path(log_file) if log_file is not None else None,
+        log_file=values.get("log_file"),
+    )
+
+
+def quick_settings(
+    home: Path | None = None, model: str | None = None, log_level: str | None = None
+) -> QuickSettings | None:
+    """`quick_values` with paths as `Settings` holds them."""
+    from pathlib import Path
+
+    values = quick_values(None if home is None else str(home), model, log_level)
+    if values is None:
+        return None
+    return QuickSettings(
+        home=home if home is not None else Path(values.home),
+        model=values.model,
+        output_budget_chars=values.output_budget_chars,
+        log_level=values.log_level,
+        log_file=Path(values.log_file) if values.log_file is not None else None,
     )
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
@@ -24,10 +23,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from storage.journal import FILE as JOURNAL
-from storage.journal import load_journal
-from storage.recent import StoreStats, preview_spans, recent_page, store_stats
-from storage.store_meta import refuse_newer
+from storage import catalog_read
+from storage.catalog_read import FILE, FORMAT, Stamp, preview_spans
+from storage.recent import StoreStats, recent_page, store_stats
+from storage.store_meta import read_meta, refuse_newer
 from storage.times import naive_utc
 
 if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs none (start-up speed)
@@ -39,17 +38,15 @@ if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs 
 
 log = logging.getLogger(__name__)
 
-FILE = "catalog.sqlite"
-FORMAT = 1  # bumped when the catalog's layout changes: an older file is simply rebuilt
-TABLES = ("conversations", "messages", "chunks")
 BATCH = 200  # chats read from LanceDB per query when rebuilding
-_MANIFEST = re.compile(r"^(\d+)\.manifest$")
 _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
 
-Stamp = tuple[int, int, int]  # (version, mtime_ns, size) of a table's newest manifest
-
+# state: format, the store's totals, store.json as recorded (its bytes, format and model);
+# stamps: each LanceDB table's newest manifest; column_counts: `stats`' sources and projects, in order.
 SCHEMA = """
-CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE state (key TEXT PRIMARY KEY, value);
+CREATE TABLE stamps (name TEXT PRIMARY KEY, version INTEGER, mtime_ns INTEGER, size INTEGER);
+CREATE TABLE column_counts (kind TEXT, position INTEGER, value TEXT, count INTEGER, PRIMARY KEY (kind, position));
 CREATE TABLE chats (
     id TEXT PRIMARY KEY, source TEXT, title TEXT, created INTEGER, updated INTEGER, project TEXT,
     url TEXT, message_count INTEGER, version TEXT, first_message INTEGER, last_message INTEGER,
@@ -60,36 +57,8 @@ CREATE INDEX chats_updated ON chats (updated);
 
 
 def table_stamps(lancedb_dir: Path) -> dict[str, Stamp] | None:
-    """Each table's newest manifest as it is on disk, or None when one cannot be read.
-
-    Lance names manifests `<version>.manifest`, or (its newer scheme, 20 digits) `<u64::MAX -
-    version>.manifest` so that a listing finds the newest first. The stat fields tell a table dropped
-    and recreated at the same version number (the model changed) from the one that was there before.
-    """
-    stamps: dict[str, Stamp] = {}
-    for table in TABLES:
-        folder = lancedb_dir / f"{table}.lance" / "_versions"
-        try:
-            numbers = [int(m.group(1)) for name in os.listdir(folder) if (m := _MANIFEST.match(name))]
-        except OSError:
-            return None
-        if not numbers:
-            return None
-        descending = any(n >= 2**63 for n in numbers)
-        number = min(numbers) if descending else max(numbers)
-        path = folder / f"{number:020d}.manifest" if descending else folder / f"{number}.manifest"
-        try:
-            info = path.stat()
-        except OSError:
-            return None
-        version = 2**64 - 1 - number if descending else number
-        stamps[table] = (version, info.st_mtime_ns, info.st_size)
-    return stamps
-
-
-def tree_bytes(path: Path) -> int:
-    """Bytes of every file under `path` (what `stats` reports as the store's size)."""
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    """Each table's newest manifest as it is on disk (`storage.catalog_read.table_stamps`)."""
+    return catalog_read.table_stamps(str(lancedb_dir))
 
 
 def _us(value: datetime | None) -> int | None:
@@ -109,55 +78,33 @@ def _time(us: int) -> datetime:
     return (_EPOCH + timedelta(microseconds=us)).replace(tzinfo=UTC)
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    # mode=rw: never create the file here (a missing catalog is a miss, not an empty store)
-    connection = sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, timeout=5, isolation_level=None)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
 class Catalog:
     """A consistent read of the catalog (one read transaction), valid for the LanceDB state it names.
 
     Answers the `LanceStore` read methods that `stats` and `recent` use, with the same values.
     """
 
-    def __init__(self, home: Path, connection: sqlite3.Connection, state: dict[str, Any], model: str):
+    def __init__(self, home: Path, connection: sqlite3.Connection, model: str):
         self.home = home
         self.model_name = model
         self.path = home / "lancedb"
         self._db = connection
-        self._state = state
+        self._db.row_factory = sqlite3.Row
+        self._state = catalog_read.state(connection)
 
     @classmethod
     @contextmanager
     def read(cls, home: Path, model: str = "") -> Iterator[Catalog | None]:
-        """The catalog when it reflects LanceDB as it is now; None when missing, stale or unreadable.
-        `model`: the configured model, which `stats` names (as a library opened without it does)."""
+        """The catalog when it reflects LanceDB as it is now; None when missing, stale or unreadable
+        (`storage.catalog_read.open_current`). `model`: the configured model, which `stats` names (as
+        a library opened without it does)."""
         refuse_newer(home)  # as opening the store would
-        path = home / FILE
-        # A delete committed and not finished (killed): its chats may still be in the tables the
-        # catalog matches; opening the store finishes it, so answer from there instead.
-        if not path.is_file() or load_journal(home / JOURNAL)["deleting"]:
-            yield None
-            return
-        try:
-            connection = _connect(path)
-        except sqlite3.Error:
+        connection = catalog_read.open_current(str(home), store_meta=False)
+        if connection is None:
             yield None
             return
         with closing(connection):
-            catalog = None
-            try:
-                connection.execute("BEGIN")
-                state = {row["key"]: json.loads(row["value"]) for row in connection.execute("SELECT * FROM state")}
-                current = table_stamps(home / "lancedb")
-                stamps = {t: tuple(v) for t, v in state.get("stamps", {}).items()}
-                if state.get("format") == FORMAT and current is not None and stamps == current:
-                    catalog = cls(home, connection, state, model)
-            except (sqlite3.Error, ValueError, TypeError, AttributeError) as exc:
-                log.info("catalog unreadable (%s): answering from LanceDB", exc)
-            yield catalog
+            yield cls(home, connection, model)
 
     def recent(
         self,
@@ -178,21 +125,19 @@ class Catalog:
     # ---- the LanceStore read methods, from the catalog ---------------------------------------
 
     def counts(self) -> tuple[int, int, int]:
-        conversations, messages, chunks = self._state["counts"]
-        return int(conversations), int(messages), int(chunks)
+        return catalog_read.counts(self._state)
 
     def pending_count(self) -> int:
-        return int(self._state["pending"])
+        return int(str(self._state["pending"]))
 
     def is_empty(self) -> bool:
         return self.counts()[0] == 0
 
     def column_counts(self, column: str) -> dict[str, int]:
-        # Stored in the order `LanceStore.column_counts` gives (value order): `stats` lists ties so.
-        return {str(k): int(v) for k, v in self._state["column_counts"][column]}
+        return catalog_read.column_counts(self._db, column)
 
     def disk_bytes(self) -> int:
-        return tree_bytes(self.path)
+        return catalog_read.tree_bytes(str(self.path))
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
         clauses, args = self._where(filters)
@@ -262,12 +207,10 @@ class Catalog:
 def recorded_stamps(home: Path) -> dict[str, Stamp] | None:
     """The table versions the catalog reflects (None: no usable catalog)."""
     try:
-        with closing(_connect(home / FILE)) as connection:
-            row = connection.execute("SELECT value FROM state WHERE key = 'stamps'").fetchone()
-            fmt = connection.execute("SELECT value FROM state WHERE key = 'format'").fetchone()
-        if row is None or fmt is None or json.loads(fmt[0]) != FORMAT:
-            return None
-        return {str(t): (int(a), int(b), int(c)) for t, (a, b, c) in json.loads(row[0]).items()}
+        with closing(catalog_read.connect(str(home / FILE))) as connection:
+            if catalog_read.state(connection).get("format") != FORMAT:
+                return None
+            return catalog_read.recorded_stamps(connection)
     except (sqlite3.Error, ValueError, TypeError):
         return None
 
@@ -290,14 +233,30 @@ def refresh(home: Path, store: LanceStore, ids: Sequence[str] | None) -> None:
             (home / FILE).unlink(missing_ok=True)
 
 
-def _state(store: LanceStore, stamps: dict[str, Stamp]) -> dict[str, Any]:
-    return {
+def _write_state(connection: sqlite3.Connection, home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
+    """The totals, the table versions and store.json as they are (what the lean `stats` trusts)."""
+    conversations, messages, chunks = store.counts()
+    raw = catalog_read.read_bytes(str(home / catalog_read.STORE_META))
+    meta = read_meta(home) if raw is not None else {}  # read after the bytes: a change since is a miss
+    model, store_format = meta.get("model"), meta.get("format")
+    state = {
         "format": FORMAT,
-        "stamps": stamps,
-        "counts": list(store.counts()),
+        "conversations": conversations,
+        "messages": messages,
+        "chunks": chunks,
         "pending": store.pending_count(),
-        "column_counts": {c: list(store.column_counts(c).items()) for c in ("source", "project")},
+        "store_json": raw,
+        "store_model": model if isinstance(model, str) else None,
+        "store_format": store_format if isinstance(store_format, int) else None,
     }
+    connection.execute("DELETE FROM state")
+    connection.executemany("INSERT INTO state VALUES (?, ?)", list(state.items()))
+    connection.execute("DELETE FROM stamps")
+    connection.executemany("INSERT INTO stamps VALUES (?, ?, ?, ?)", [(t, *v) for t, v in stamps.items()])
+    connection.execute("DELETE FROM column_counts")
+    for kind in ("source", "project"):
+        rows = [(kind, i, value, n) for i, (value, n) in enumerate(store.column_counts(kind).items())]
+        connection.executemany("INSERT INTO column_counts VALUES (?, ?, ?, ?)", rows)
 
 
 def _chat_rows(store: LanceStore, ids: Sequence[str], *, everything: bool = False) -> list[tuple[Any, ...]]:
@@ -358,6 +317,7 @@ def _one_pass(
 
 def _write(
     connection: sqlite3.Connection,
+    home: Path,
     store: LanceStore,
     stamps: dict[str, Stamp],
     ids: Sequence[str],
@@ -373,8 +333,7 @@ def _write(
             marks = ", ".join("?" for _ in batch)
             connection.execute(f"DELETE FROM chats WHERE id IN ({marks})", batch)
             connection.executemany(insert, _chat_rows(store, batch))
-    state = _state(store, stamps)
-    connection.executemany("INSERT OR REPLACE INTO state VALUES (?, ?)", [(k, json.dumps(v)) for k, v in state.items()])
+    _write_state(connection, home, store, stamps)
 
 
 def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
@@ -384,7 +343,7 @@ def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
         with closing(sqlite3.connect(tmp, isolation_level=None)) as connection:
             connection.executescript(SCHEMA)
             connection.execute("BEGIN")
-            _write(connection, store, stamps, store.conversation_ids(), everything=True)
+            _write(connection, home, store, stamps, store.conversation_ids(), everything=True)
             connection.execute("COMMIT")
         os.replace(tmp, home / FILE)
     finally:
@@ -392,7 +351,7 @@ def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
 
 
 def _update(home: Path, store: LanceStore, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
-    with closing(_connect(home / FILE)) as connection:
+    with closing(catalog_read.connect(str(home / FILE))) as connection:
         connection.execute("BEGIN IMMEDIATE")
-        _write(connection, store, stamps, sorted(set(ids)))
+        _write(connection, home, store, stamps, sorted(set(ids)))
         connection.execute("COMMIT")

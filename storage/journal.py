@@ -7,16 +7,17 @@ importing filelock (~0.1 s of start-up).
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
 
 FILE = "journal.json"
 LISTS = ("conversations", "deleting", "deleted")
 
 
-def load_journal(path: Path) -> dict[str, list[str]]:
+def load_journal(path: str | os.PathLike[str]) -> dict[str, list[str]]:
     """The journal's lists (each empty when missing); a missing or unreadable journal is empty."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as handle:
+            data = json.loads(handle.read())
     except (FileNotFoundError, ValueError):
         data = {}
     if not isinstance(data, dict):

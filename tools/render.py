@@ -17,9 +17,12 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from storage.results import ChatHit, ShownMessage
 from storage.times import iso_z, utc
+
+if TYPE_CHECKING:  # annotations only: `pastchats recent` renders plain objects without pydantic
+    from storage.results import ChatHit, ShownMessage
 
 LOOKALIKE_LT = "\u2039"  # ‹
 MATCH_SEPARATOR = "…"

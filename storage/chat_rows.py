@@ -5,7 +5,10 @@ LanceDB took three queries of 7-25 ms each (docs/BENCHMARKS.md). The same rows a
 the matrix's generation, by the same writer at the same moment, and read through memory maps (the
 pages are shared by every server process and only the ones shown are touched):
 
-- `<generation>.messages.arrow`: every message, in LanceDB's order, in batches of `BATCH` rows;
+- `<generation>.messages.arrow`: every message, in LanceDB's order, in batches of `BATCH` rows. Its
+  pages leave the process's resident set after each read (`ChatRows.release`): each page touched maps
+  its cached neighbours too (the kernel's fault-around), so 40 searches left 64-69 MB of the 81 MB file
+  resident in every server process, where a read needs a few pages for a few milliseconds;
 - `<generation>.order.npy`: (row, position) of every message, ordered by conversation and position;
 - `<generation>.chats.arrow`: one row per conversation, in id order: its metadata, the time span of
   its messages, and where its messages start in the order file.
@@ -16,6 +19,7 @@ lists them and the store reads those from LanceDB (`LanceStore`). Everything her
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -134,7 +138,10 @@ class ChatRows:
     def __init__(self, directory: Path, generation: str):
         chats = pa.ipc.open_file(pa.memory_map(str(directory / f"{generation}.chats.arrow"))).read_all()
         self._chats = chats.combine_chunks()
-        reader = pa.ipc.open_file(pa.memory_map(str(directory / f"{generation}.messages.arrow")))
+        with (directory / f"{generation}.messages.arrow").open("rb") as file:
+            # Python's map rather than Arrow's: only this one can drop its pages (`release`).
+            self._map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        reader = pa.ipc.open_file(pa.py_buffer(self._map))
         # Batches are views of the mapped file: holding them costs no memory, only what is read is paged in.
         self._batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
         mapped = np.load(directory / f"{generation}.order.npy", mmap_mode="r")
@@ -167,10 +174,20 @@ class ChatRows:
         for row in rows:
             by_batch.setdefault(row // BATCH, []).append(row % BATCH)
         found: dict[int, dict[str, Any]] = {}
-        for number, offsets in by_batch.items():
-            picked = self._batches[number].select(columns).take(pa.array(offsets, pa.int64())).to_pylist()
-            found.update(zip((number * BATCH + o for o in offsets), picked, strict=True))
+        try:
+            for number, offsets in by_batch.items():
+                picked = self._batches[number].select(columns).take(pa.array(offsets, pa.int64())).to_pylist()
+                found.update(zip((number * BATCH + o for o in offsets), picked, strict=True))
+        finally:
+            self.release()
         return [found[row] for row in rows]
+
+    def release(self) -> None:
+        """Drop the message file's pages from this process (they stay in the page cache, shared by every
+        process; the next read maps them again). A read in another thread at the same moment only
+        faults its pages back in: the map is read-only and backed by the file."""
+        if hasattr(mmap, "MADV_DONTNEED"):  # not on Windows, where the pages stay mapped
+            self._map.madvise(mmap.MADV_DONTNEED)
 
     def windows(self, wanted: Iterable[tuple[ChatRow, list[tuple[int, int]]]]) -> dict[str, list[Message]]:
         """Each chat's messages with positions in any of its (first, last) ranges, in order, read at once;

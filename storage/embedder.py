@@ -22,6 +22,7 @@ from storage.errors import EmbedderUnavailable
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
+log = logging.getLogger(__name__)
 QUERY_CACHE = 256  # query vectors kept (1.5 KB each)
 
 # The model reads at most 256 word pieces; a word piece is rarely over 16 characters, and a "word" of
@@ -107,8 +108,9 @@ def _normalise(matrix: Vectors) -> Vectors:
 class FastEmbedder:
     """A fastembed ONNX model, loaded once, used from any thread.
 
-    onnxruntime's memory arena is turned off: with it on, resident memory grows without bound over a
-    long import of long texts.
+    The models `storage.onnx_text` knows are loaded from fastembed's files without importing fastembed
+    (the same vectors, a second sooner); any other through fastembed. onnxruntime's memory arena is
+    turned off: with it on, resident memory grows without bound over a long import of long texts.
     """
 
     def __init__(self, model_name: str = DEFAULT_MODEL, cache_dir: Path | None = None, batch_size: int = 32):
@@ -116,24 +118,39 @@ class FastEmbedder:
         self._batch_size = batch_size
         self._lock = threading.Lock()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        contain_malloc()
+        self._model: Any = self._load_direct(model_name, cache_dir) or self._load_fastembed(model_name, cache_dir)
+        self._dim = int(self.embed_query("dimension probe").shape[0])
+
+    @staticmethod
+    def _load_direct(model_name: str, cache_dir: Path | None) -> Any:
+        """The model from fastembed's files without importing fastembed (`storage.onnx_text`), or None."""
+        from storage import onnx_text
+
+        try:
+            return onnx_text.load(model_name, cache_dir)
+        except Exception as exc:  # broken files: fastembed loads them, or says what is wrong
+            log.debug("direct load of %s failed (%s); loading it through fastembed", model_name, exc)
+            return None
+
+    @staticmethod
+    def _load_fastembed(model_name: str, cache_dir: Path | None) -> Any:
         route_fastembed_logs()
         from fastembed import TextEmbedding
 
-        contain_malloc()
         kwargs: dict[str, Any] = {"model_name": model_name, "enable_cpu_mem_arena": False}
         if cache_dir is not None:
             kwargs["cache_dir"] = str(cache_dir)
         try:
             # Only ever from the cache: a download is `pastchats model install`'s job. Offline, an
             # implicit download attempt here would retry for ~40 s before failing.
-            self._model = TextEmbedding(**kwargs, local_files_only=True)
+            return TextEmbedding(**kwargs, local_files_only=True)
         except Exception as exc:  # fastembed raises many kinds: missing files, unknown model, broken cache
             where = f" from {cache_dir}" if cache_dir is not None else ""
             raise EmbedderUnavailable(
                 f"cannot load embedding model {model_name}{where}: not installed or incomplete "
                 f"(install it with `pastchats model install {model_name}`)"
             ) from exc
-        self._dim = int(self.embed_query("dimension probe").shape[0])
 
     @property
     def model_name(self) -> str:

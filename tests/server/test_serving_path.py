@@ -27,7 +27,7 @@ from tests.tools.helpers import BASE, chat
 pytestmark = pytest.mark.anyio
 
 # A server in a process of its own, talked to by the in-memory MCP client; one search per stdin line,
-# each answered with the result's text and whether the process has imported lancedb by then.
+# each answered with the result's text and whether the process has imported lancedb (or fastembed) by then.
 SERVER_SCRIPT = """
 import asyncio, json, sys
 from pathlib import Path
@@ -40,7 +40,8 @@ async def main() -> None:
         for line in sys.stdin:
             result = await client.call_tool("conversation_search", {"query": line.strip()})
             text = "".join(getattr(part, "text", "") for part in result.content)
-            answer = {"text": text, "error": result.is_error, "lancedb": "lancedb" in sys.modules}
+            answer = {"text": text, "error": result.is_error, "lancedb": "lancedb" in sys.modules,
+                      "fastembed": "fastembed" in sys.modules}
             print(json.dumps(answer), flush=True)
 
 asyncio.run(main())
@@ -108,6 +109,7 @@ def test_a_server_on_a_current_store_searches_without_lancedb_and_still_finds_ch
         assert "Nginx setup" in first["text"]
         assert "keyword-only" not in first["text"]
         assert first["lancedb"] is False
+        assert first["fastembed"] is False  # the model came from fastembed's files, without its imports
 
         # Another process writes a chat and leaves it to the change log (no matrix rebuild yet).
         with real_store.lock.hold():
@@ -140,6 +142,19 @@ def _server_pid(command: str) -> int:
     raise AssertionError(f"no child process runs {command}")
 
 
+def _resident_kb(pid: int, suffix: str) -> int | None:
+    """Resident kB of the process's mappings of files named `*suffix`; None if it maps none."""
+    total: int | None = None
+    inside = False
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 5 and "-" in parts[0] and not parts[0].endswith(":"):
+            inside = len(parts) > 5 and parts[5].endswith(suffix)
+        elif inside and parts[0] == "Rss:":
+            total = (total or 0) + int(parts[1])
+    return total
+
+
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads the server's mappings from /proc")
 async def test_pastchats_serve_over_stdio_answers_a_search_without_loading_lancedb(
     real_store: Library, model_cache_dir: Path, tmp_path: Path
@@ -154,8 +169,14 @@ async def test_pastchats_serve_over_stdio_answers_a_search_without_loading_lance
     async with Client(StdioServerParameters(command=pastchats, args=["serve"], env=env)) as client:
         result = await client.call_tool("conversation_search", {"query": "sourdough starter smells of acetone"})
         assert not result.is_error
+        assert "sourdough starter" in "".join(getattr(part, "text", "") for part in result.content)
         await client.call_tool("recent_chats", {"n": 5})
-        maps = Path(f"/proc/{_server_pid(pastchats)}/maps").read_text()
+        assert not (await client.call_tool("read_chat", {"uri": "bread"})).is_error
+        pid = _server_pid(pastchats)
+        maps = Path(f"/proc/{pid}/maps").read_text()
+        # The messages' pages are dropped after each read: otherwise nearly all of the file stays
+        # resident in every server process (64-69 MB of 81 MB at 100k messages).
+        assert _resident_kb(pid, ".messages.arrow") == 0
     assert "onnxruntime" in maps  # the model is loaded: the search was hybrid
     assert "lancedb" not in maps  # LanceDB's native library was never loaded
 

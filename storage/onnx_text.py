@@ -1,0 +1,148 @@
+"""fastembed's own model files, run without importing fastembed: how the server loads its model fast.
+
+`import fastembed` costs 1.0-1.3 s on a quiet 2-core machine (and ~27 MB), nearly all of it modules
+an offline load from the cache never runs: the model hub's client (httpx, requests), image models
+(PIL), progress bars. The serving process spends that before its first search. For the models listed
+in `DIRECT`, the same files are loaded here with the same two libraries fastembed drives (tokenizers,
+onnxruntime), set up as fastembed sets them up (truncation, padding, special tokens, session options;
+one allocation option added, which changes no vector), and pooled the same way; a test compares the
+vectors with fastembed's `TextEmbedding` on real text. Any other model, or a cache this does not
+recognise, goes through fastembed itself.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from storage.defaults import DEFAULT_MODEL
+
+
+@dataclass(frozen=True)
+class Direct:
+    repo: str  # the Hugging Face repository fastembed installs it from (the cache folder's name)
+    model_file: str
+
+
+# Models whose fastembed pipeline is tokenize, run, mean-pool over the attention mask, normalise
+# (fastembed's `PooledNormalizedEmbedding`), in one ONNX file without external data.
+DIRECT = {DEFAULT_MODEL.lower(): Direct("Qdrant/all-MiniLM-L6-v2-onnx", "model.onnx")}
+
+
+def snapshot_folder(cache_dir: Path, repo: str, files: Sequence[str]) -> Path | None:
+    """The hub-layout snapshot (`models--org--repo/snapshots/<refs/main>`) holding `files`, or None."""
+    folder = cache_dir / ("models--" + repo.replace("/", "--"))
+    try:
+        revision = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    snapshot = folder / "snapshots" / revision
+    return snapshot if revision and all((snapshot / name).is_file() for name in files) else None
+
+
+def _context(config: dict[str, Any]) -> int | None:
+    """The stricter of the tokenizer config's limits that is a real one (as fastembed chooses)."""
+    limits = [
+        value
+        for value in (config.get("model_max_length"), config.get("max_length"))
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= sys.maxsize
+    ]
+    return min(limits) if limits else None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data
+
+
+class DirectModel:
+    """One model's tokenizer and ONNX session; `embed` and `query_embed` as fastembed's text models."""
+
+    def __init__(self, folder: Path, model_file: str, *, memory_arena: bool = False):
+        import onnxruntime as ort
+        from tokenizers import AddedToken, Tokenizer
+
+        config = _read_json(folder / "config.json")
+        tokenizer_config = _read_json(folder / "tokenizer_config.json")
+        context = _context(tokenizer_config)
+        if context is None:
+            raise ValueError(f"no usable maximum context length in {folder / 'tokenizer_config.json'}")
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        truncation = tokenizer.truncation or {}
+        side = tokenizer_config.get("truncation_side") or truncation.get("direction", "right")
+        tokenizer.enable_truncation(max_length=context, direction=side)
+        for value in _read_json(folder / "special_tokens_map.json").values():
+            for token in value if isinstance(value, list) else [value]:
+                if isinstance(token, str):
+                    tokenizer.add_special_tokens([token])
+                elif isinstance(token, dict):
+                    tokenizer.add_special_tokens([AddedToken(**token)])
+        padding = tokenizer.padding or {}
+        pad_token = padding.get("pad_token") or tokenizer_config.get("pad_token")
+        pad_id = padding.get("pad_id", config.get("pad_token_id"))
+        if pad_id is None and pad_token is not None:
+            pad_id = tokenizer.token_to_id(pad_token)
+        if pad_token is None or pad_id is None:
+            raise ValueError(f"no pad token for the model in {folder}")
+        tokenizer.enable_padding(
+            direction=tokenizer_config.get("padding_side") or padding.get("direction", "right"),
+            pad_id=pad_id,
+            pad_type_id=padding.get("pad_type_id", 0),
+            pad_token=pad_token,
+            pad_to_multiple_of=padding.get("pad_to_multiple_of"),
+            length=None,
+        )
+        self._tokenizer = tokenizer
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.enable_cpu_mem_arena = memory_arena
+        # Initializers from the device allocator, not planned into the session's buffers: -12 MB resident
+        # at load (docs/BENCHMARKS.md "Memory"), and the same vectors.
+        options.add_session_config_entry("session.use_device_allocator_for_initializers", "1")
+        self._session = ort.InferenceSession(
+            str(folder / model_file), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {node.name for node in self._session.get_inputs()}
+
+    def _batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feed = {"input_ids": ids}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = mask
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        tokens = self._session.run(None, feed)[0]
+        # Mean over the real tokens, summed in float64, then normalised, then cast back (fastembed's order).
+        summed = np.sum(tokens, axis=1, where=mask[:, :, None].astype(bool), dtype=np.float64)
+        pooled = summed / np.maximum(np.sum(mask, axis=1, keepdims=True), 1e-9)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        out: npt.NDArray[np.float32] = (pooled / norms).astype(tokens.dtype, copy=False)
+        return out
+
+    def embed(self, texts: Sequence[str], batch_size: int = 256) -> Iterator[npt.NDArray[np.float32]]:
+        for start in range(0, len(texts), batch_size):
+            yield from self._batch(list(texts[start : start + batch_size]))
+
+    def query_embed(self, text: str) -> Iterator[npt.NDArray[np.float32]]:
+        yield from self._batch([text])
+
+
+def load(model_name: str, cache_dir: Path | None) -> DirectModel | None:
+    """The model loaded directly, or None where fastembed must load it (another model, another layout)."""
+    direct = DIRECT.get(model_name.lower())
+    if direct is None or cache_dir is None:
+        return None
+    files = [direct.model_file, "tokenizer.json", "tokenizer_config.json"]
+    folder = snapshot_folder(cache_dir, direct.repo, files)
+    return None if folder is None else DirectModel(folder, direct.model_file)

@@ -1,0 +1,177 @@
+"""What the serving process pays for its model and its mapped files, each against its alternative, same run.
+
+    python -m bench.serve_costs model-load [--pairs 6]      # the default model: directly or via fastembed
+    python -m bench.serve_costs rescore --home STORE        # float16 rows of real searches: map or pread
+    python -m bench.serve_costs release --home STORE        # the chat rows' message reads, pages dropped or kept
+
+`model-load` starts one interpreter per load (imports included), alternating the two ways; the others
+open STORE read-only (FASTEMBED_CACHE_PATH names the model) and replay the reads of 40 real searches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.perf_corpus import queries
+from storage import chat_rows, vector_matrix
+from storage.defaults import DEFAULT_MODEL
+from storage.library import Library
+
+LOAD = """
+import json, sys, time
+started = time.perf_counter()
+from pathlib import Path
+from storage.embedder import FastEmbedder
+if sys.argv[1] == "fastembed":
+    FastEmbedder._load_direct = staticmethod(lambda name, cache: None)
+embedder = FastEmbedder(sys.argv[2], Path(sys.argv[3]))
+seconds = time.perf_counter() - started
+embedder.embed_query("nginx reverse proxy for jellyfin")
+anon = [int(line.split()[1]) / 1024 for line in open("/proc/self/status") if line.startswith("RssAnon")][0]
+print(json.dumps({"seconds": seconds, "anon_mb": anon, "fastembed": "fastembed" in sys.modules}))
+"""
+
+
+def model_load(pairs: int) -> dict[str, Any]:
+    cache = os.environ["FASTEMBED_CACHE_PATH"]
+    runs: dict[str, list[dict[str, Any]]] = {"direct": [], "fastembed": []}
+    for _ in range(pairs):
+        for way in runs:
+            out = subprocess.run(
+                [sys.executable, "-c", LOAD, way, DEFAULT_MODEL, cache], check=True, capture_output=True, text=True
+            )
+            runs[way].append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {
+        way: {
+            "seconds_p50": round(statistics.median(r["seconds"] for r in found), 3),
+            "seconds": [round(r["seconds"], 3) for r in found],
+            "anon_mb": [round(r["anon_mb"]) for r in found],
+            "imported_fastembed": found[0]["fastembed"],
+        }
+        for way, found in runs.items()
+    }
+
+
+def _open(home: Path) -> Library:
+    library = Library.open(home, cache_dir=Path(os.environ["FASTEMBED_CACHE_PATH"]), heal=False)
+    library.prepare()
+    return library
+
+
+def _cpu(fn: Callable[[], object], repeats: int = 3) -> tuple[float, float]:
+    """Median wall and CPU milliseconds of `fn` over `repeats` calls."""
+    wall, cpu = [], []
+    for _ in range(repeats):
+        started, thread = time.perf_counter(), time.thread_time()
+        fn()
+        wall.append(time.perf_counter() - started)
+        cpu.append(time.thread_time() - thread)
+    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
+
+
+def rescore(home: Path) -> dict[str, Any]:
+    """Rows each real search rescores from the float16 file, and reading them: from the resident map
+    (as the server does) or one `pread` a row (which keeps the file out of the resident set)."""
+    library = _open(home)
+    library.search("warm up")
+    per_search: list[list[Any]] = []
+    scores = vector_matrix.Snapshot.scores
+
+    def counting(self: vector_matrix.Snapshot, query: Any, rows: Any = None) -> Any:
+        if rows is not None:
+            per_search[-1].append(rows)
+        return scores(self, query, rows)
+
+    vector_matrix.Snapshot.scores = counting  # type: ignore[method-assign]  # counts, changes nothing
+    for query in queries(count=40):
+        per_search.append([])
+        library.search(query)
+    vector_matrix.Snapshot.scores = scores  # type: ignore[method-assign]
+    snapshot = library.store.matrix.snapshot()
+    assert snapshot is not None
+    mapped = np.asarray(snapshot.vectors)
+    fd = os.open(library.store.matrix.directory / f"{snapshot.generation}.f16", os.O_RDONLY)
+    size = mapped.shape[1] * 2
+
+    def by_map(sets: list[Any]) -> None:
+        for rows in sets:
+            np.ascontiguousarray(mapped[rows])
+
+    def by_pread(sets: list[Any]) -> None:
+        for rows in sets:
+            data = b"".join([os.pread(fd, size, row * size) for row in rows.tolist()])
+            np.frombuffer(data, dtype=np.float16)
+
+    by_map([np.arange(len(mapped))])  # the map resident, as in a server that has searched a while
+    timings: dict[str, list[tuple[float, float]]] = {"map": [], "pread": []}
+    for sets in per_search:
+        timings["map"].append(_cpu(lambda sets=sets: by_map(sets)))
+        timings["pread"].append(_cpu(lambda sets=sets: by_pread(sets)))
+    os.close(fd)
+    counts = [sum(len(rows) for rows in sets) for sets in per_search]
+    return {
+        "rows_per_search_p50": statistics.median(counts),
+        "rows_per_search_max": max(counts),
+        **{f"{way}_ms_p50": _medians(found) for way, found in timings.items()},
+    }
+
+
+def _medians(found: list[tuple[float, float]]) -> dict[str, float]:
+    wall, cpu = statistics.median(t[0] for t in found), statistics.median(t[1] for t in found)
+    return {"wall": round(wall, 3), "cpu": round(cpu, 3)}
+
+
+def release(home: Path) -> dict[str, Any]:
+    """The message reads of 40 real searches replayed with the pages dropped after each, and kept."""
+    library = _open(home)
+    reads: list[tuple[chat_rows.ChatRows, list[int], list[str]]] = []
+    original = chat_rows.ChatRows._rows
+
+    def recording(self: chat_rows.ChatRows, rows: Any, columns: list[str]) -> list[dict[str, Any]]:
+        rows = list(rows)
+        reads.append((self, rows, columns))
+        return original(self, rows, columns)
+
+    chat_rows.ChatRows._rows = recording  # type: ignore[method-assign]  # records, changes nothing
+    for query in queries(count=40):
+        library.search(query)
+    chat_rows.ChatRows._rows = original  # type: ignore[method-assign]
+    dropping = chat_rows.ChatRows.release
+    out: dict[str, Any] = {"reads": len(reads), "rows_per_read_p50": statistics.median(len(r[1]) for r in reads)}
+    for way, release_pages in (("dropped", dropping), ("kept", lambda self: None)):
+        chat_rows.ChatRows.release = release_pages  # type: ignore[method-assign]
+        found = [_cpu(lambda read=read: read[0]._rows(read[1], read[2])) for read in reads]
+        out[f"{way}_ms_p50"] = _medians(found)
+    chat_rows.ChatRows.release = dropping  # type: ignore[method-assign]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["model-load", "rescore", "release"])
+    parser.add_argument("--home", type=Path)
+    parser.add_argument("--pairs", type=int, default=6)
+    args = parser.parse_args()
+    if args.what == "model-load":
+        result = model_load(args.pairs)
+    elif args.home is None:
+        parser.error("--home STORE is needed")
+    else:
+        result = rescore(args.home) if args.what == "rescore" else release(args.home)
+    load = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps({"load_after": load, **result}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -28,20 +28,23 @@ from time import perf_counter
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.embed_cache import CachingEmbedder
-from bench.quality.locomo import CATEGORIES, load_locomo
+from bench.quality.locomo import CATEGORIES, load_locomo, session_of
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.metrics import expand_units, turn_recall
 from bench.quality.run_locomo import score_question
 from bench.quality.run_longmemeval import score_question as score_lme
 from storage.chunking import ChunkOptions
 from storage.embedder import FastEmbedder, Vectors
+from storage.evidence import ChatEvidence, strongest_first
 from storage.library import Library
 from storage.models import Conversation
 from storage.priors import asks_for_latest
-from storage.search import PLAIN_RRF, SHIPPED, Fusion
+from storage.search import LEG_DEPTH, NO_FILTERS, PLAIN_RRF, SHIPPED, Fusion, SearchEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCOMO_METRICS = ("recall@5", "recall@10", "recall@25", "recall@50", "session_recall@5")
+# What `conversation_search` shows by default: this many chats, each with its best units (`--shown`).
+SHOWN_CHATS = 5
 LME_METRICS = ("recall_any@5", "recall_all@5", "ndcg_any@5", "recall_all@10", "ndcg_any@10")
 
 
@@ -95,6 +98,26 @@ def ranked(library: Library, question: str, mode: str, fusion: Fusion, times: li
     return expand_units([[(u.conversation_id, m) for m in u.message_ids] for u in units])
 
 
+def shown(library: Library, question: str, mode: str, fusion: Fusion) -> set[str]:
+    """The messages `SearchEngine.search` would show as matches in its first chats (strong chats first,
+    at its depth; each chat's best units, before they are widened to a question and its answer)."""
+    engine = library.engine
+    ranking = engine.rank(question, limit=LEG_DEPTH * 2, mode=mode, filters=NO_FILTERS, fusion=fusion)  # type: ignore[arg-type]
+    in_chat: dict[str, list[tuple[str, float]]] = {}
+    for pair in ranking.fused:
+        in_chat.setdefault(ranking.units[pair[0]].conversation_id, []).append(pair)
+    none = ChatEvidence()
+    chats = strongest_first((c, ranking.evidence.get(c, none).strength(ranking.weights)) for c in in_chat)
+    chats = chats[:SHOWN_CHATS]
+    turns = {
+        str(m)
+        for c in chats
+        for unit in SearchEngine._shown_units(in_chat[c], ranking.units, ranking.direct)
+        for m in unit.message_ids
+    }
+    return turns
+
+
 def run_locomo(args: argparse.Namespace, store: Callable[[str, list[Conversation]], Library]) -> None:
     samples = [(s, store(s.sample_id, s.conversations)) for s in load_locomo(args.data / "locomo" / "locomo_dev.json")]
     for mode in args.modes.split(","):
@@ -102,10 +125,21 @@ def run_locomo(args: argparse.Namespace, store: Callable[[str, list[Conversation
             rows: list[tuple[int, dict[str, float]]] = []
             latest: list[float] = []
             times: list[float] = []
+            seen: list[tuple[float, float]] = []  # shown: evidence sessions among the chats, evidence turns
             for sample, library in samples:
                 for q in sample.questions:
                     turns = [m for _, m in ranked(library, q.question, mode, fusion, times)]
                     rows.append((q.category, score_question(turns, q.evidence)))
+                    if args.shown:
+                        held = shown(library, q.question, mode, fusion)
+                        gold = {session_of(e) for e in q.evidence}
+                        chat_sessions = {session_of(t) for t in held}  # every chat shown holds a unit
+                        seen.append(
+                            (
+                                len(gold & chat_sessions) / len(gold) if gold else 1.0,
+                                len(set(q.evidence) & held) / len(q.evidence) if q.evidence else 1.0,
+                            )
+                        )
                     if asks_for_latest(q.question):
                         latest.append(rows[-1][1]["recall@10"])
             scores = {m: round(100 * sum(r[m] for _, r in rows) / len(rows), 1) for m in LOCOMO_METRICS}
@@ -114,6 +148,11 @@ def run_locomo(args: argparse.Namespace, store: Callable[[str, list[Conversation
                 by_cat[category].append(r["recall@10"])
             cats = {CATEGORIES[c]: round(100 * sum(v) / len(v), 1) for c, v in sorted(by_cat.items())}
             cue = f"latest-cue R@10 {100 * sum(latest) / max(1, len(latest)):.1f} (n={len(latest)})"
+            if seen:
+                cue += (
+                    f" shown ({SHOWN_CHATS} chats): evidence sessions {100 * sum(s for s, _ in seen) / len(seen):.1f}"
+                    f" evidence turns {100 * sum(t for _, t in seen) / len(seen):.1f}"
+                )
             print(
                 f"{args.tag} [{name}] {mode}: {scores} R@10 by category {cats} {cue} "
                 f"median {1000 * median(times):.1f} ms",
@@ -176,6 +215,9 @@ def main() -> None:
     parser.add_argument("--chat-doc-weight", type=float, default=SHIPPED.chat_doc_weight)
     parser.add_argument("--fusions", help="several fusions on the same stores, ';'-separated field=value lists")
     parser.add_argument("--modes", default="hybrid")
+    parser.add_argument(
+        "--shown", action="store_true", help="LoCoMo: also score what conversation_search shows (a second ranking)"
+    )
     args = parser.parse_args()
 
     options = ChunkOptions(

@@ -6,7 +6,7 @@ Queries are built from analysed tokens (`storage.query`), never parsed from user
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -80,16 +80,27 @@ class KeywordIndex:
         searcher = self._searcher()
         return int(searcher.num_docs), {term: int(searcher.doc_freq("text", term)) for term in terms}
 
-    def search(self, query: AnalysedQuery, limit: int, filters: Filters, kind: str = MESSAGE) -> list[UnitHit]:
-        """The best units of one kind (messages, windows or chat documents: `storage.units`)."""
+    def search(
+        self,
+        query: AnalysedQuery,
+        limit: int,
+        filters: Filters,
+        kind: str = MESSAGE,
+        boosts: Mapping[str, float] | None = None,
+    ) -> list[UnitHit]:
+        """The best units of one kind (messages, windows or chat documents: `storage.units`). `boosts`
+        weighs terms (a query term's weight, or a term the query lacks: `storage.expansion`)."""
         if not query.terms:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         should: list[tuple[Any, Any]] = []
-        for term in query.terms:
-            should.append((Occur.Should, Q.term_query(self.schema, "text", term)))
+        boosts = boosts or {}
+        for term in list(query.terms) + [t for t in boosts if t not in query.terms]:
+            weight = boosts.get(term, 1.0)
+            text = Q.term_query(self.schema, "text", term)
+            should.append((Occur.Should, text if weight == 1.0 else Q.boost_query(text, weight)))
             title = Q.term_query(self.schema, "title", term)
-            should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST)))
+            should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST * weight)))
         for left, right in zip(query.terms, query.terms[1:], strict=False):
             bigram = Q.phrase_query(self.schema, "text", [left, right], slop=1)
             should.append((Occur.Should, Q.boost_query(bigram, BIGRAM_BOOST)))
@@ -106,6 +117,20 @@ class KeywordIndex:
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
         return self._run(Q.boolean_query(phrases), limit, filters, MESSAGE)
+
+    def stored_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
+        """The stored text of these units (as far as `STORED_TEXT_CHARS`), by chunk id."""
+        Q, Occur = tantivy.Query, tantivy.Occur
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return {}
+        ids = [(Occur.Should, Q.term_query(self.schema, "chunk_id", cid)) for cid in wanted]
+        searcher = self._searcher()
+        out = {}
+        for _score, address in searcher.search(Q.boolean_query(ids), len(wanted)).hits:
+            doc = searcher.doc(address)
+            out[doc["chunk_id"][0]] = bytes((doc["stored_text"] or [b""])[0]).decode("utf-8", "replace")
+        return out
 
     def _run(self, query: Any, limit: int, filters: Filters, kind: str) -> list[UnitHit]:
         Occur = tantivy.Occur

@@ -11,6 +11,7 @@ import numpy as np
 
 from storage.embedder import Embedder, Vectors
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor, strongest_first
+from storage.expansion import ExpandedWeights, Feedback, agreement_boost, common_term_boosts, diversified, feedback
 from storage.filters import Filters
 from storage.fusion import rrf
 from storage.hits import ConversationMeta, chat_hit, shown
@@ -85,6 +86,21 @@ class Fusion:
     query_form: str = "raw"
     recency: float = 0.0
     importance: float = 0.0
+    # Round two, fourth session (`storage.expansion`), off unless measured to gain without a loss:
+    # pseudo-relevance feedback (the first pass's best `feedback_units` units' `feedback_terms` strongest
+    # words join a second keyword pass at up to `feedback_weight`), query terms in more than
+    # `common_share` of the units weighed `common_weight` in the keyword leg, and each chat's n-th unit
+    # keeping (1 - chat_diversity) ** (n - 1) of its score.
+    feedback_terms: int = 0
+    feedback_units: int = 5
+    feedback_weight: float = 0.3
+    common_share: float = 0.0
+    common_weight: float = 0.3
+    chat_diversity: float = 0.0
+    # Each unit gains this share × the share of the legs (messages and windows, each leg) whose first
+    # `agreement_depth` units hold its chat.
+    chat_agreement: float = 0.0
+    agreement_depth: int = 10
 
 
 SHIPPED = Fusion()
@@ -153,8 +169,10 @@ class SearchEngine:
         mode: SearchMode = "hybrid",
         filters: Filters = NO_FILTERS,
         fusion: Fusion = SHIPPED,
+        second: Feedback | None = None,
     ) -> Ranking:
-        """Both legs, fused, with the evidence every chat in either leg gave."""
+        """Both legs, fused, with the evidence every chat in either leg gave (`second`: the pass after
+        pseudo-relevance feedback, with the words it adds and the first pass's vector hits)."""
         mode, _ = self.effective_mode(mode)
         analysed = analyse(query)
         if analysed.is_empty:
@@ -162,12 +180,19 @@ class SearchEngine:
         depth = max(limit, LEG_DEPTH)
         wanted = {WINDOW: fusion.window_weight > 0, CHAT: fusion.chat_doc_weight > 0}
         vector_leg: Future[list[UnitHit]] | None = None
-        if mode in ("hybrid", "vector") and self.embedder is not None:
+        if second is not None and second.vector_hits is not None:
+            vector_leg = Future()
+            vector_leg.set_result(second.vector_hits)
+        elif mode in ("hybrid", "vector") and self.embedder is not None:
             # The model runs without the GIL: the query is embedded (and the vector leg scanned) on a
             # worker while this thread runs the keyword leg and its coverage.
             reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
             vector_leg = _WORKERS.submit(self._vector_hits, analysed.text, fusion.query_form, reach, filters)
         weights = self._weights(analysed)
+        boosts = common_term_boosts(weights, fusion.common_share, fusion.common_weight)
+        if second is not None:
+            boosts.update(second.boosts)
+        scoring: TermWeights | ExpandedWeights = weights if second is None else second.weights
         evidence: dict[str, ChatEvidence] = {}
         legs: list[list[UnitHit]] = []
         leg_weights: list[float] = []
@@ -175,11 +200,13 @@ class SearchEngine:
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
         if mode in ("hybrid", "keyword"):
-            hits = self.keywords.search(analysed, depth, filters)
+            hits = self.keywords.search(analysed, depth, filters, boosts=boosts)
             factors: dict[str, float] = {}
             for hit in hits:
                 coverage = weights.coverage(hit.text or "")
                 evidence.setdefault(hit.conversation_id, ChatEvidence()).add(coverage=coverage)
+                if scoring is not weights:
+                    coverage = scoring.coverage(hit.text or "")
                 factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage, fusion.keyword_coverage_power)
             legs.append(hits)
             keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight
@@ -194,13 +221,13 @@ class SearchEngine:
                 unit_weights.append(None)
             for kind in (WINDOW, CHAT):
                 if wanted[kind]:
-                    found = self.keywords.search(analysed, LEG_DEPTH, filters, kind)
+                    found = self.keywords.search(analysed, LEG_DEPTH, filters, kind, boosts)
                     # the same coverage rule as for messages: a window holding only the query's common
                     # words must not outrank one message holding its rare ones
                     damped = (
                         {
                             hit.chunk_id: keyword_factor(
-                                weights.coverage(hit.text or ""), fusion.keyword_coverage, fusion.coarse_coverage_power
+                                scoring.coverage(hit.text or ""), fusion.keyword_coverage, fusion.coarse_coverage_power
                             )
                             for hit in found
                         }
@@ -208,9 +235,10 @@ class SearchEngine:
                         else None
                     )
                     coarse[kind].append((found, keyword_weight, damped))
-        if vector_leg is not None:
+        vector_hits = vector_leg.result() if vector_leg is not None else None
+        if vector_hits is not None:
             by_kind: dict[str, list[UnitHit]] = {MESSAGE: [], WINDOW: [], CHAT: []}
-            for hit in vector_leg.result():
+            for hit in vector_hits:
                 by_kind[kind_of(hit.chunk_id)].append(hit)
             hits = by_kind[MESSAGE][:depth]
             for hit in hits:
@@ -244,6 +272,20 @@ class SearchEngine:
                 spans.setdefault(units[cid].conversation_id, []).append((units[cid].first_index, units[cid].last_index))
             held = self.store.message_windows(spans)
             fused = importance_prior(fused, units, held, fusion.importance, depth)
+        if fusion.chat_agreement:
+            leg_hits = legs + [hits for hits, _, _ in coarse[WINDOW]]
+            tops = [{hit.conversation_id for hit in hits[: fusion.agreement_depth]} for hits in leg_hits]
+            chat_of = {cid: units[cid].conversation_id for cid, _ in fused}
+            fused = agreement_boost(fused, chat_of, tops, fusion.chat_agreement)
+        if fusion.chat_diversity:
+            fused = diversified(fused, {cid: units[cid].conversation_id for cid, _ in fused}, fusion.chat_diversity)
+        if fusion.feedback_terms and second is None and mode != "vector":
+            more = feedback(
+                self.keywords, analysed, fused, weights, fusion.feedback_units, fusion.feedback_terms,
+                fusion.feedback_weight, vector_hits,
+            )  # fmt: skip
+            if more.boosts:
+                return self.rank(query, limit=limit, mode=mode, filters=filters, fusion=fusion, second=more)
         return Ranking(fused, units, evidence, weights, direct)
 
     def _vector_hits(self, text: str, form: str, reach: int, filters: Filters) -> list[UnitHit]:

@@ -1,0 +1,72 @@
+"""Round two's query-time signals (off by default): feedback words, common terms, chat diversity."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from storage.embedder import HashEmbedder
+from storage.evidence import TermWeights
+from storage.expansion import candidate_stems, common_term_boosts, diversified, feedback_terms
+from storage.library import Library
+from storage.query import analyse
+from storage.search import SHIPPED
+from tests.storage.helpers import conversation
+
+
+def test_feedback_words_are_the_ones_good_units_share_and_the_query_lacks() -> None:
+    query = analyse("thumbnail queue")
+    stems = [
+        candidate_stems("RabbitMQ keeps the thumbnail jobs durable"),
+        candidate_stems("RabbitMQ acknowledgements, and the jobs survive a restart"),
+        candidate_stems("unrelated: my sourdough"),
+    ]
+    freqs = {s: 3 for found in stems for s in found} | {"sourdough": 1}
+    terms = feedback_terms(query, stems, [1.0, 0.8, 0.1], 1000, freqs, 3)
+    assert list(terms)[:2] == ["rabbitmq", "job"]  # in both good units
+    assert "thumbnail" not in terms  # the query says it already
+    assert "sourdough" not in terms  # in one unit of the store only
+    assert max(terms.values()) == 1.0
+
+
+def test_feedback_words_leave_out_stop_words_meta_words_and_numbers() -> None:
+    assert candidate_stems("We talked about the 2023 budget again, it's 42 euros") == ["budget", "euro"]
+
+
+def test_a_query_term_most_units_hold_is_weighed_down_unless_it_is_all_the_query_has() -> None:
+    weights = TermWeights({"caroline": 0.7, "adopt": 6.0})
+    assert common_term_boosts(weights, 0.2, 0.3) == {"caroline": 0.3}
+    assert common_term_boosts(TermWeights({"caroline": 0.7}), 0.2, 0.3) == {}
+    assert common_term_boosts(weights, 0.0, 0.3) == {}
+
+
+def test_diversity_lets_other_chats_in_without_reordering_a_chat_or_the_chats_best_units() -> None:
+    fused = [("a1", 1.0), ("a2", 0.9), ("a3", 0.8), ("b1", 0.7), ("c1", 0.5)]
+    chats = {cid: cid[0] for cid, _ in fused}
+    order = [cid for cid, _ in diversified(fused, chats, 0.4)]
+    assert order == ["a1", "b1", "a2", "c1", "a3"]
+    assert diversified(fused, chats, 0.0) == fused
+
+
+def test_feedback_brings_in_a_unit_that_shares_the_answers_words_but_none_of_the_querys(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    library.import_conversations(
+        [
+            conversation(
+                "queue",
+                [
+                    "Which thumbnail queue should we use?",
+                    "RabbitMQ: durable queues, acknowledgements and retries for the thumbnail jobs.",
+                ],
+            ),
+            conversation("broker", ["Set up RabbitMQ with durable acknowledgements and retries", "Done."], day=1),
+            conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."], day=2),
+            conversation("garden", ["Tomatoes need durable stakes", "Use bamboo."], day=3),
+        ]
+    )
+    plain = library.search_units("thumbnail queue", mode="keyword")
+    fed = library.search_units("thumbnail queue", mode="keyword", fusion=replace(SHIPPED, feedback_terms=5))
+    assert "broker" not in {u.conversation_id for u in plain}
+    assert [u.conversation_id for u in fed][0] == "queue"
+    assert "broker" in {u.conversation_id for u in fed}
+    assert "bread" not in {u.conversation_id for u in fed}

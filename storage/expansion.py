@@ -133,8 +133,10 @@ def common_term_boosts(weights: TermWeights, share: float, weight: float) -> dic
     return common if len(common) < len(weights.weights) else {}
 
 
-def diversified(fused: list[tuple[str, float]], chat_of: Mapping[str, str], share: float) -> list[tuple[str, float]]:
-    """Each chat's n-th unit keeps (1 - share) ** (n - 1) of its score.
+def diversified(
+    fused: list[tuple[str, float]], chat_of: Mapping[str, str], share: float, free: int = 1
+) -> list[tuple[str, float]]:
+    """Each chat's n-th unit keeps (1 - share) ** (n - free) of its score (its first `free` units all).
 
     Within a chat the order stays, and so does the order of the chats' best units (their first
     appearance, which is what the chat order is); only later units of one chat fall behind other chats'.
@@ -146,7 +148,7 @@ def diversified(fused: list[tuple[str, float]], chat_of: Mapping[str, str], shar
     keep = 1.0 - share
     for cid, score in fused:
         chat = chat_of[cid]
-        out.append((cid, score * keep ** seen[chat]))
+        out.append((cid, score * keep ** max(0, seen[chat] + 1 - free)))
         seen[chat] += 1
     return sorted(out, key=lambda pair: pair[1], reverse=True)
 

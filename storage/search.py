@@ -90,13 +90,14 @@ class Fusion:
     # pseudo-relevance feedback (the first pass's best `feedback_units` units' `feedback_terms` strongest
     # words join a second keyword pass at up to `feedback_weight`), query terms in more than
     # `common_share` of the units weighed `common_weight` in the keyword leg, and each chat's n-th unit
-    # keeping (1 - chat_diversity) ** (n - 1) of its score.
+    # after the first `diversity_free` keeping (1 - chat_diversity) ** (n - diversity_free) of its score.
     feedback_terms: int = 0
     feedback_units: int = 5
     feedback_weight: float = 0.3
     common_share: float = 0.0
     common_weight: float = 0.3
     chat_diversity: float = 0.0
+    diversity_free: int = 1  # a chat's first units that keep their whole score
     # Each unit gains this share × the share of the legs (messages and windows, each leg) whose first
     # `agreement_depth` units hold its chat.
     chat_agreement: float = 0.0
@@ -278,7 +279,8 @@ class SearchEngine:
             chat_of = {cid: units[cid].conversation_id for cid, _ in fused}
             fused = agreement_boost(fused, chat_of, tops, fusion.chat_agreement)
         if fusion.chat_diversity:
-            fused = diversified(fused, {cid: units[cid].conversation_id for cid, _ in fused}, fusion.chat_diversity)
+            chat_of = {cid: units[cid].conversation_id for cid, _ in fused}
+            fused = diversified(fused, chat_of, fusion.chat_diversity, fusion.diversity_free)
         if fusion.feedback_terms and second is None and mode != "vector":
             more = feedback(
                 self.keywords, analysed, fused, weights, fusion.feedback_units, fusion.feedback_terms,

@@ -7,7 +7,14 @@ from pathlib import Path
 
 from storage.embedder import HashEmbedder
 from storage.evidence import TermWeights
-from storage.expansion import candidate_stems, common_term_boosts, diversified, feedback_terms
+from storage.expansion import (
+    ExpandedWeights,
+    agreement_boost,
+    candidate_stems,
+    common_term_boosts,
+    diversified,
+    feedback_terms,
+)
 from storage.library import Library
 from storage.query import analyse
 from storage.search import SHIPPED
@@ -48,6 +55,22 @@ def test_diversity_lets_other_chats_in_without_reordering_a_chat_or_the_chats_be
     assert diversified(fused, chats, 0.0) == fused
 
 
+def test_a_chat_more_legs_find_near_their_top_rises_and_keeps_its_own_order() -> None:
+    fused = [("a1", 1.0), ("b1", 0.9), ("b2", 0.5)]
+    chats = {"a1": "a", "b1": "b", "b2": "b"}
+    order = agreement_boost(fused, chats, [{"a", "b"}, {"b"}, {"b"}], 0.5)
+    assert [cid for cid, _ in order] == ["b1", "a1", "b2"]
+    assert agreement_boost(fused, chats, [{"b"}], 0.0) == fused
+
+
+def test_feedback_words_never_make_a_hit_count_less_than_the_query_words_it_holds() -> None:
+    query = TermWeights({"thumbnail": 4.0, "queue": 2.0})
+    weights = ExpandedWeights(query, TermWeights({"rabbitmq": 1.5}))
+    assert weights.coverage("the thumbnail queue") == 1.0
+    assert weights.coverage("a queue") == query.coverage("a queue")
+    assert weights.coverage("a queue in RabbitMQ") > query.coverage("a queue in RabbitMQ")
+
+
 def test_feedback_brings_in_a_unit_that_shares_the_answers_words_but_none_of_the_querys(tmp_path: Path) -> None:
     library = Library.open(tmp_path / "store", embedder=HashEmbedder())
     library.import_conversations(
@@ -67,6 +90,6 @@ def test_feedback_brings_in_a_unit_that_shares_the_answers_words_but_none_of_the
     plain = library.search_units("thumbnail queue", mode="keyword")
     fed = library.search_units("thumbnail queue", mode="keyword", fusion=replace(SHIPPED, feedback_terms=5))
     assert "broker" not in {u.conversation_id for u in plain}
-    assert [u.conversation_id for u in fed][0] == "queue"
+    assert fed[0].conversation_id == "queue"
     assert "broker" in {u.conversation_id for u in fed}
     assert "bread" not in {u.conversation_id for u in fed}

@@ -44,6 +44,15 @@ class Values:
         self.project: str | None = None
         self.as_json = False
         self.missing: Path | None = None  # `import`: its first path, which does not exist
+        # `read`
+        self.uri = ""
+        self.offset = 0
+        self.limit = 40
+        self.around: str | None = None
+        # `export`
+        self.out = "-"
+        self.source: str | None = None
+        self.format: Literal["jsonl", "json"] = "jsonl"
 
 
 class Fallback(PastchatsError):
@@ -71,14 +80,19 @@ def help_width_is_clicks_full_width() -> bool:
     return terminal_columns() >= 80
 
 
-def split_options(tokens: list[str], valued: set[str], flags: set[str]) -> list[tuple[str, str | None]]:
-    """(option, value) in command-line order; Fallback for anything click might read differently."""
+def split_options(
+    tokens: list[str], valued: set[str], flags: set[str], positionals: list[str] | None = None
+) -> list[tuple[str, str | None]]:
+    """(option, value) in command-line order, arguments into `positionals` (when the command takes
+    them); Fallback for anything click might read differently."""
     found: list[tuple[str, str | None]] = []
     rest = list(tokens)
     while rest:
         token = rest.pop(0)
         name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        if name in flags and not eq:
+        if positionals is not None and token and not token.startswith("-"):
+            positionals.append(token)
+        elif name in flags and not eq:
             found.append((name, None))
         elif name in valued and eq:
             found.append((name, value))
@@ -185,6 +199,48 @@ def check_recent(options: list[tuple[str, str | None]]) -> Values:
     return values
 
 
+def whole(raw: str | None, low: int, high: int | None) -> int:
+    """A whole number click's IntRange would take as it is; anything else is for click to word."""
+    if raw is None or not (raw.isascii() and raw.isdigit()) or int(raw) < low or (high is not None and int(raw) > high):
+        raise Fallback
+    return int(raw)
+
+
+def check_read(tokens: list[str]) -> Values:
+    values = Values()
+    uris: list[str] = []
+    for name, raw in split_options(tokens, {"--offset", "--limit", "--around"}, {"--json"}, uris):
+        if name == "--offset":
+            values.offset = whole(raw, 0, None)
+        elif name == "--limit":
+            values.limit = whole(raw, 1, 100)
+        elif name == "--around":
+            values.around = raw
+        else:
+            values.as_json = True
+    if len(uris) != 1:
+        raise Fallback
+    values.uri = uris[0]
+    return values
+
+
+def check_export(tokens: list[str]) -> Values:
+    values = Values()
+    for name, raw in split_options(tokens, {"--out", "--project", "--source", "--format"}, set()):
+        assert raw is not None
+        if name == "--out":
+            values.out = raw
+        elif name == "--project":
+            values.project = raw
+        elif name == "--source":
+            values.source = raw
+        elif raw in ("jsonl", "json"):
+            values.format = "json" if raw == "json" else "jsonl"
+        else:
+            raise Fallback
+    return values
+
+
 def missing_source(tokens: list[str]) -> Path:
     """The first path of `import PATH...`, when it does not exist: the first thing import checks (once
     the settings are read), before it loads the importers, the store or the model."""
@@ -213,9 +269,14 @@ def fast(argv: list[str]) -> int | None:
         elif command == "import":
             values = Values()
             values.missing = missing_source(rest)
+        elif command == "read":
+            values = check_read(rest)
+        elif command == "export":
+            values = check_export(rest)
         else:
             return None
-        if command != "import" and not values.as_json and (status := lean_answer(command, options, values)) is not None:
+        lean = command in ("stats", "recent") and not values.as_json
+        if lean and (status := lean_answer(command, options, values)) is not None:
             return status
         return run(command, options, values)
     except Fallback:
@@ -295,7 +356,7 @@ def lean_answer(command: str, options: GlobalOptions, values: Values) -> int | N
 def run(command: str, options: GlobalOptions, values: Values) -> int | None:
     from pathlib import Path
 
-    from server.cli_quick import echo, recent_text, stats_text
+    from server.cli_quick import echo, export_catalog, read_text, recent_text, stats_text
     from server.logs import configure_logging
     from server.settings_quick import quick_settings
     from storage.catalog import Catalog
@@ -314,11 +375,23 @@ def run(command: str, options: GlobalOptions, values: Values) -> int | None:
     if values.missing is not None:
         echo(f"Error: {values.missing} does not exist", err=True)  # as importers.registry says it
         return 1
+    if command == "export":
+        return export_catalog(settings.home.expanduser(), values)
     try:
         with Catalog.read(settings.home.expanduser(), settings.model_name()) as catalog:
             if catalog is None:
                 return None  # the store itself answers (and rebuilds the catalog): the click group opens it
-            if command == "stats":
+            if command == "read":
+                text = read_text(
+                    catalog,
+                    values.uri,
+                    offset=values.offset,
+                    limit=values.limit,
+                    around=values.around,
+                    budget=settings.output_budget_chars,
+                    as_json=values.as_json,
+                )
+            elif command == "stats":
                 text = stats_text(catalog, values.as_json)
             else:
                 text = recent_text(

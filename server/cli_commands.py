@@ -9,7 +9,7 @@ import sys
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import click
 
@@ -18,6 +18,7 @@ from server.cli_common import (
     PastchatsGroup,
     as_tool,
     catalog_or_library,
+    catalog_or_store,
     emit,
     json_option,
     make_settings,
@@ -201,7 +202,9 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
     from tools import read_page  # deferred: the output models (start-up speed of --help)
 
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
+    with ExitStack() as stack:
+        # The catalog answers read_chat as the library does (`storage.reading`): no LanceDB when current.
+        library = cast("Library", catalog_or_store(settings, stack))
         output, text = as_tool(
             read_page.NAME,
             lambda: read_page.read(

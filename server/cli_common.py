@@ -89,6 +89,16 @@ def catalog_or_library(settings: Settings, stack: ExitStack) -> Catalog | Librar
     return catalog if catalog is not None else stack.enter_context(opened(settings, model=False))
 
 
+def catalog_or_store(settings: Settings, stack: ExitStack) -> Catalog | Library:
+    """What `read` and `export` read: the catalog when it reflects the store as it is (no LanceDB),
+    else the store opened without the model. Unlike `catalog_or_library`, `stats` is not asked of it,
+    so no model name is needed."""
+    from storage.catalog import Catalog  # deferred: the results models (start-up speed of --help)
+
+    catalog = stack.enter_context(Catalog.read(settings.home.expanduser()))
+    return catalog if catalog is not None else stack.enter_context(opened(settings, model=False))
+
+
 @contextmanager
 def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""

@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 import click
 
-from server.cli_common import ISO, json_option, make_settings, opened
+from server.cli_common import ISO, catalog_or_store, json_option, make_settings, opened
 
 
 @click.command()
@@ -148,7 +149,8 @@ def export(
     from storage.export import export as export_chats  # deferred: pulls in lancedb (start-up speed)
 
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
+    with ExitStack() as stack:
+        library = catalog_or_store(settings, stack)  # the catalog when current: no LanceDB
         if out == "-":
             count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
         else:

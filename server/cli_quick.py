@@ -9,9 +9,22 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` alone costs about a bare interpreter start: the lean `stats` does without it
     from datetime import datetime
+    from pathlib import Path
     from typing import Literal, Protocol
 
+    from storage.catalog import Catalog
+    from storage.library import Library
     from storage.recent import RecentSource, StoreStats
+
+    class ExportValues(Protocol):
+        @property
+        def out(self) -> str: ...
+        @property
+        def project(self) -> str | None: ...
+        @property
+        def source(self) -> str | None: ...
+        @property
+        def format(self) -> Literal["jsonl", "json"]: ...
 
     class StatsSource(Protocol):
         def stats(self) -> StoreStats: ...
@@ -114,3 +127,39 @@ def recent_text(
         source, n=n, sort_order=sort_order, before=before, after=after, project=project, budget=budget
     )
     return output.model_dump_json(indent=2) if as_json else text
+
+
+def read_text(
+    catalog: Catalog, uri: str, *, offset: int, limit: int, around: str | None, budget: int, as_json: bool
+) -> str:
+    """The read_chat tool's answer from a current catalog (errors raise, and the click group words them)."""
+    from typing import cast
+
+    from tools import read_page  # deferred: the output models
+
+    library = cast("Library", catalog)  # the catalog answers read_chat as the library does (`storage.reading`)
+    output, text = read_page.read(library, uri, offset=offset, limit=limit, around=around, budget=budget)
+    return output.model_dump_json(indent=2) if as_json else text
+
+
+def export_catalog(home: Path, values: ExportValues) -> int | None:
+    """`pastchats export` from a current catalog; None: the click group answers (from the store, or
+    with its words for an error)."""
+    from storage.catalog import Catalog
+    from storage.export import export
+
+    with Catalog.read(home) as catalog:
+        if catalog is None:
+            return None
+        if values.out == "-":
+            count = export(catalog, sys.stdout, project=values.project, source=values.source, format=values.format)
+        else:
+            try:
+                handle = open(values.out, "w", encoding="utf-8")  # noqa: SIM115  # closed below, before the echo
+            except OSError:
+                return None
+            with handle:
+                count = export(catalog, handle, project=values.project, source=values.source, format=values.format)
+    sys.stdout.flush()
+    echo(f"Exported {count} chat(s) to {'standard output' if values.out == '-' else values.out}.", err=True)
+    return 0

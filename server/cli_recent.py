@@ -14,7 +14,7 @@ import json
 import sqlite3
 from datetime import UTC, datetime, timedelta
 
-from storage.catalog_read import counts, preview_spans, state
+from storage.catalog_read import CHAT_COLUMNS, counts, preview_spans, state
 from storage.times import clamp, naive_utc, utc
 from tools.render import chat_block, document, quoted
 
@@ -101,7 +101,8 @@ def _page(connection: sqlite3.Connection, n: int, desc: bool, where: str, args: 
     rows = {}
     for start in range(0, len(ids), 500):
         batch = ids[start : start + 500]
-        found = connection.execute(f"SELECT * FROM chats WHERE id IN ({', '.join('?' * len(batch))})", batch)
+        marks = ", ".join("?" * len(batch))
+        found = connection.execute(f"SELECT {CHAT_COLUMNS} FROM chats WHERE id IN ({marks})", batch)
         rows.update({row["id"]: row for row in found})
     hits = []
     for cid in ids:

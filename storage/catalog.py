@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sqlite3
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
@@ -33,8 +34,8 @@ if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs 
     from storage.filters import Filters
     from storage.hits import ConversationMeta
     from storage.lance_store import LanceStore
-    from storage.models import Message
-    from storage.results import RecentResult
+    from storage.models import Conversation, Message
+    from storage.results import ChatPage, RecentResult
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ CREATE TABLE column_counts (kind TEXT, position INTEGER, value TEXT, count INTEG
 CREATE TABLE chats (
     id TEXT PRIMARY KEY, source TEXT, title TEXT, created INTEGER, updated INTEGER, project TEXT,
     url TEXT, message_count INTEGER, version TEXT, first_message INTEGER, last_message INTEGER,
-    preview TEXT NOT NULL
+    preview TEXT NOT NULL, messages BLOB NOT NULL
 );
 CREATE INDEX chats_updated ON chats (updated);
 """
@@ -76,6 +77,16 @@ def _aware(us: int | None) -> datetime | None:
 
 def _time(us: int) -> datetime:
     return (_EPOCH + timedelta(microseconds=us)).replace(tzinfo=UTC)
+
+
+def _packed(messages: list[list[Any]]) -> bytes:
+    """A chat's messages as stored: JSON, deflated (a quarter to a third of the size; level 1 keeps a
+    rebuild's cost low)."""
+    return zlib.compress(json.dumps(messages, ensure_ascii=False).encode("utf-8"), 1)
+
+
+def _unpacked(blob: bytes) -> list[list[Any]]:
+    return list(json.loads(zlib.decompress(blob).decode("utf-8")))
 
 
 class Catalog:
@@ -168,7 +179,8 @@ class Catalog:
         for start in range(0, len(unique), 500):
             batch = unique[start : start + 500]
             marks = ", ".join("?" for _ in batch)
-            found += self._db.execute(f"SELECT * FROM chats WHERE id IN ({marks})", batch).fetchall()
+            query = f"SELECT {catalog_read.CHAT_COLUMNS} FROM chats WHERE id IN ({marks})"
+            found += self._db.execute(query, batch).fetchall()
         return found
 
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
@@ -199,6 +211,64 @@ class Catalog:
             for row in self._rows(ids)
             if row["first_message"] is not None
         }
+
+    # ---- `read` and `export`, as `Library.read_chat` and `Library.iter_conversations` --------
+
+    def _messages(self, cid: str) -> list[Message]:
+        row = self._db.execute("SELECT messages FROM chats WHERE id = ?", (cid,)).fetchone()
+        return self._message_models(_unpacked(row[0]) if row is not None else [])
+
+    def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
+        return [m for m in self._messages(conversation_id) if first <= m.index <= last]
+
+    def message_position(self, conversation_id: str, message_id: str) -> int | None:
+        row = self._db.execute("SELECT messages FROM chats WHERE id = ?", (conversation_id,)).fetchone()
+        found = [int(m[1]) for m in (_unpacked(row[0]) if row is not None else []) if m[0] == message_id]
+        return found[0] if found else None
+
+    def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
+        """As `Library.read_chat` (`storage.reading.read_chat` on this catalog)."""
+        from storage.reading import read_chat
+
+        return read_chat(self, uri, offset=offset, limit=limit, around=around)
+
+    def iter_conversations(
+        self, *, project: str | None = None, source: str | None = None, ids: list[str] | None = None
+    ) -> Iterator[Conversation]:
+        """As `Library.iter_conversations`: in id order, streamed a batch at a time."""
+        from storage.filters import Filters
+        from storage.models import Conversation
+
+        if ids is not None:
+            raise NotImplementedError("the catalog lists chats by project and source only")
+        clauses, args = self._where(Filters(project=project, source=source))
+        found = sorted(row[0] for row in self._db.execute(f"SELECT id FROM chats{clauses}", args))
+        for start in range(0, len(found), BATCH):
+            batch = found[start : start + BATCH]
+            marks = ", ".join("?" for _ in batch)
+            query = f"SELECT {catalog_read.CHAT_COLUMNS}, messages FROM chats WHERE id IN ({marks})"
+            rows = {row["id"]: row for row in self._db.execute(query, batch)}
+            for cid in batch:
+                row = rows[cid]
+                yield Conversation(
+                    id=cid,
+                    source=row["source"],
+                    title=row["title"],
+                    created_at=_time(row["created"]),
+                    updated_at=_time(row["updated"]),
+                    project=row["project"],
+                    url=row["url"],
+                    messages=self._message_models(_unpacked(row["messages"])),
+                )
+
+    @staticmethod
+    def _message_models(held: list[list[Any]]) -> list[Message]:
+        from storage.models import Message
+
+        return [
+            Message(id=mid, index=index, role=role, text=text, created_at=_aware(created))
+            for mid, index, role, text, created in held
+        ]
 
 
 # ---- writing (the writer, holding the write lock) ------------------------------------------------
@@ -260,23 +330,25 @@ def _write_state(connection: sqlite3.Connection, home: Path, store: LanceStore, 
 
 
 def _chat_rows(store: LanceStore, ids: Sequence[str], *, everything: bool = False) -> list[tuple[Any, ...]]:
-    """Catalog rows for these chats, read through the methods `recent` itself uses; `everything`
-    (all chats): the messages in one pass over the table instead, the same values found faster."""
+    """Catalog rows for these chats, read through the methods `recent` and `read` themselves use;
+    `everything` (all chats): the messages in one pass over the table instead, the same values."""
     metas = store.metas(ids)
-    spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
     times: dict[str, tuple[int | None, int | None]]
     if everything:
-        previews, found = _one_pass(store, spans)
+        messages, found = _one_pass(store)
         times = dict(found)
     else:
-        windows = store.message_windows(spans)
-        previews = {
-            cid: [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in ms] for cid, ms in windows.items()
+        whole = {cid: [(0, meta.message_count - 1)] for cid, meta in metas.items() if meta.message_count}
+        messages = {
+            cid: [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in ms]
+            for cid, ms in store.message_windows(whole).items()
         }
         times = {cid: (_us(a), _us(b)) for cid, (a, b) in store.message_spans(list(metas)).items()}
     rows = []
     for cid, meta in metas.items():
-        shown = previews.get(cid, [])
+        spans = preview_spans(meta.message_count)
+        held = messages.get(cid, [])
+        shown = [m for m in held if any(first <= int(m[1]) <= last for first, last in spans)]
         first, last = times.get(cid, (None, None))
         rows.append(
             (
@@ -292,27 +364,25 @@ def _chat_rows(store: LanceStore, ids: Sequence[str], *, everything: bool = Fals
                 first,
                 last,
                 json.dumps(shown, ensure_ascii=False),
+                _packed(held),
             )
         )
     return rows
 
 
-def _one_pass(
-    store: LanceStore, spans: dict[str, list[tuple[int, int]]]
-) -> tuple[dict[str, list[list[Any]]], dict[str, tuple[int, int]]]:
-    """Each chat's preview messages in position order, and its first and last message times."""
-    previews: dict[str, list[list[Any]]] = {}
+def _one_pass(store: LanceStore) -> tuple[dict[str, list[list[Any]]], dict[str, tuple[int, int]]]:
+    """Each chat's messages in position order, and its first and last message times."""
+    messages: dict[str, list[list[Any]]] = {}
     times: dict[str, tuple[int, int]] = {}
     for row in store.message_rows(["conversation_id", "id", "position", "role", "text", "created_at"]):
-        cid, index, when = row["conversation_id"], row["position"], _us(row["created_at"])
-        if any(first <= index <= last for first, last in spans.get(cid, ())):
-            previews.setdefault(cid, []).append([row["id"], index, row["role"], row["text"], when])
+        cid, when = row["conversation_id"], _us(row["created_at"])
+        messages.setdefault(cid, []).append([row["id"], row["position"], row["role"], row["text"], when])
         if when is not None:
             first_at, last_at = times.get(cid, (when, when))
             times[cid] = (min(first_at, when), max(last_at, when))
-    for shown in previews.values():
-        shown.sort(key=lambda message: int(message[1]))
-    return previews, times
+    for held in messages.values():
+        held.sort(key=lambda message: int(message[1]))
+    return messages, times
 
 
 def _write(
@@ -324,7 +394,7 @@ def _write(
     *,
     everything: bool = False,
 ) -> None:
-    insert = f"INSERT INTO chats VALUES ({', '.join('?' * 12)})"
+    insert = f"INSERT INTO chats VALUES ({', '.join('?' * 13)})"
     if everything:  # a new file: nothing to delete, and the messages are read in one pass
         connection.executemany(insert, _chat_rows(store, ids, everything=True))
     else:

@@ -15,14 +15,18 @@ import os
 import sqlite3
 
 FILE = "catalog.sqlite"
-# 1: state as JSON values. 2: plain SQL values (read without json), store.json recorded, messages
-# kept for `read` and `export`.
-FORMAT = 2
+# 1: state as JSON values. 2: plain SQL values (read without json), store.json recorded.
+# 3: every chat's messages, for `read` and `export`.
+FORMAT = 3
 TABLES = ("conversations", "messages", "chunks")
 # storage.store_meta.STORE_FORMAT, which this module cannot import (json, pathlib); a test keeps them
 # equal, and a store.json naming any other format is left to the full reader.
 STORE_FORMAT = 3
 STORE_META = "store.json"
+# The chats table's columns but its messages (a listing reads only the preview).
+CHAT_COLUMNS = (
+    "id, source, title, created, updated, project, url, message_count, version, first_message, last_message, preview"
+)
 PREVIEW_HEAD = 2  # the opening exchange says what a chat was about
 PREVIEW_TAIL = 2  # the last turns say where it ended
 JOURNAL = "journal.json"

@@ -8,12 +8,21 @@ per line; JSON writes `{"conversations": [...]}`. Both are streamed: the store i
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TextIO
+from collections.abc import Iterator
+from typing import Any, Literal, Protocol, TextIO
 
-from storage.library import Library
 from storage.models import Conversation
 
 ExportFormat = Literal["jsonl", "json"]
+
+
+class Conversations(Protocol):
+    """A `Library`, or the catalog (`storage.catalog`) when it reflects the store: `export` then runs
+    without opening LanceDB."""
+
+    def iter_conversations(
+        self, *, project: str | None = None, source: str | None = None
+    ) -> Iterator[Conversation]: ...
 
 
 def plain_record(conversation: Conversation) -> dict[str, Any]:
@@ -35,7 +44,7 @@ def plain_record(conversation: Conversation) -> dict[str, Any]:
 
 
 def export(
-    library: Library,
+    library: Conversations,
     out: TextIO,
     *,
     project: str | None = None,

@@ -55,14 +55,28 @@ FAST = [
     ["recent", "--after", "2025-06-01", "--sort-order", "asc", "-n", "2"],
     ["recent", "--before", "2025-06-01T00:00:00.5Z", "-n", "2"],
     ["recent", "--after", "2100-01-01"],
+    ["read", "nginx"],
+    ["read", "--limit=1", "bread", "--offset", "1"],
+    ["read", "nginx", "--around", "2", "--json"],
+    ["export"],
+    ["export", "--format", "json", "--project", "homelab"],
+    ["export", "--source=nowhere"],
     ["import", "/nonexistent/pastchats-test/chats.json"],
     ["import", "--json", "/nonexistent/pastchats-test/chats.json", "--sample", "/nonexistent/other"],
 ]
 HELPS = [["--help"], ["-h"], ["stats", "--help"], ["recent", "-h"], ["import", "--help"], ["model", "--help"]]
 # Answered without pydantic either (text from a current catalog).
-LEAN = [args for args in FAST if args[0] != "import" and "--json" not in args and "-n1" not in args]
+LEAN = [args for args in FAST if args[0] in ("stats", "recent") and "--json" not in args and "-n1" not in args]
 # Left to the click group (errors it words, values the fast path does not read): the same answer.
 CLICK = [
+    ["read", "no-such-chat"],
+    ["read", "nginx", "--around", "99"],
+    ["read", "nginx", "--limit", "0"],
+    ["read", "nginx", "bread"],
+    ["read"],
+    ["export", "--format", "xml"],
+    ["export", "extra"],
+    ["export", "--out", "/nonexistent/dir/out.jsonl"],
     ["recent", "--after", "2025-06-01", "--before", "2025-05-01"],
     ["recent", "--project", "nowhere"],
     ["recent", "--bogus"],
@@ -120,7 +134,7 @@ def test_after_a_delete_the_fast_path_still_answers_as_the_click_group(
     listed = run(copy, env, ["recent", "-n", "1", "--json"], full=True)[0]
     uri = listed.split('"uri": "', 1)[1].split('"', 1)[0]
     assert run(copy, env, ["delete", uri], full=True)[2] == 0
-    for args in (["stats"], ["recent", "-n", "20"], ["recent", "--json"]):
+    for args in (["stats"], ["recent", "-n", "20"], ["recent", "--json"], ["export"], ["read", uri]):
         *fast, loaded = run(copy, env, args, full=False)
         *full, _ = run(copy, env, args, full=True)
         assert fast == full
@@ -167,3 +181,16 @@ def test_the_terminal_width_is_read_as_shutil_reads_it(monkeypatch: pytest.Monke
     else:
         monkeypatch.setenv("COLUMNS", columns)
     assert terminal_columns() == shutil.get_terminal_size().columns
+
+
+@pytest.mark.parametrize("format_", ["jsonl", "json"])
+def test_an_export_to_a_file_is_the_click_groups(home: Path, env: dict[str, str], tmp_path: Path, format_: str) -> None:
+    written = []
+    for full in (False, True):
+        out = tmp_path / f"export-{full}.{format_}"
+        *answer, loaded = run(home, env, ["export", "--format", format_, "--out", str(out)], full=full)
+        written.append((answer[0], answer[1].replace(str(out), "OUT"), answer[2], out.read_bytes()))
+        if not full:
+            assert loaded - {"pydantic"} == set(), loaded
+    assert written[0] == written[1]
+    assert written[0][3].count(b'"id"') >= 2

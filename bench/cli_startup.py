@@ -85,17 +85,22 @@ def main() -> None:
     else:
         setup = [sys.executable, "-c", CLI.format(repo=str(repo)), "--home", str(home), "import", "--sample"]
         subprocess.run(setup, env=env, check=True, capture_output=True)
-    # One run first: a copied store's catalog names other inodes, so it is rebuilt (once) here.
-    listing = [sys.executable, "-c", CLI.format(repo=str(repo)), "--home", str(home), "recent", "-n", "1", "--json"]
-    uri = json.loads(subprocess.run(listing, env=env, check=True, capture_output=True, text=True).stdout)
-    uri = uri["chats"][0]["uri"]
-
     variants = {"this checkout": repo} | ({"baseline": args.baseline_repo.resolve()} if args.baseline_repo else {})
+    # Each variant reads its own copy: a catalog in another code's format would be rebuilt by every
+    # command, in turn by each variant. One run first: a copy's catalog may need rebuilding (once).
+    homes = {label: home if label == "this checkout" else work / f"store-{i}" for i, label in enumerate(variants)}
+    for label, checkout in variants.items():
+        if homes[label] != home:
+            shutil.copytree(home, homes[label], symlinks=True)
+        listing = [sys.executable, "-c", CLI.format(repo=str(checkout)), "--home", str(homes[label])]
+        done = subprocess.run([*listing, "recent", "-n", "1", "--json"], env=env, check=True, capture_output=True)
+        uri = json.loads(done.stdout)["chats"][0]["uri"]
+
     runs: dict[str, list[str]] = {"bare interpreter (python -c pass)": [sys.executable, "-c", "pass"]}
     for name, code in IMPORTS.items():
         runs[name] = [sys.executable, "-c", code.format(repo=str(repo))]
     for label, checkout in variants.items():
-        for name, argv in commands(home, work / "missing.json", uri).items():
+        for name, argv in commands(homes[label], work / "missing.json", uri).items():
             runs[f"{name} [{label}]"] = [sys.executable, "-c", CLI.format(repo=str(checkout)), *argv]
     walls: dict[str, list[float]] = {name: [] for name in runs}
     cpus: dict[str, list[float]] = {name: [] for name in runs}

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from storage.query import AnalysedQuery, stem_set
+from storage.query import AnalysedQuery, stem_set, stem_words
 
 Strength = Literal["strong", "weak"]
 
@@ -35,6 +35,11 @@ STRONG_COVERAGE = 0.6
 SINGLE_TERM_SIMILARITY = 0.3
 # Below this a chat is not counted as matching at all (only in "shown N of M matching chats").
 MATCH_SIMILARITY = 0.3
+
+# The only letters beyond ASCII that IGNORECASE matches to an ASCII letter or digit where lower() does not
+# give that letter (dotted and dotless I, long s, Kelvin sign; İ also lower-cases to two characters).
+# A test checks this list against every code point.
+_FOLDS_BEYOND_LOWER = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 @dataclass(frozen=True)
@@ -75,22 +80,35 @@ class TermWeights:
         total = sum(self.weights.values())
         if not total or self.candidates is None:
             return 0.0
-        present = stem_set(" ".join(self._words(text)))
+        lowered = self._lowered_words(text)
+        if lowered is None:
+            assert self.candidates is not None
+            present = stem_set(" ".join(self.candidates.findall(text)))
+        else:
+            present = stem_words(lowered)
         return sum(w for term, w in self.weights.items() if term in present) / total
 
     def _words(self, text: str) -> list[str]:
         """The words of `text` that start with one of the starts (any case)."""
         assert self.candidates is not None
-        if self.ascii_starts is None or not text.isascii():
-            return self.candidates.findall(text)
-        # In ASCII text lower() is what IGNORECASE matches, and [^\W_] is isalnum(). A match ends where its
-        # word ends, so one inside a word never hides the start of the next.
+        lowered = self._lowered_words(text)
+        return self.candidates.findall(text) if lowered is None else sorted(lowered)
+
+    def _lowered_words(self, text: str) -> set[str] | None:
+        """The distinct words of `text` that start with one of the starts, lower-cased; None where only the
+        general expression can tell (a start that is not lower-case ASCII, or a letter IGNORECASE folds
+        to ASCII and `lower()` does not)."""
+        if self.ascii_starts is None or (not text.isascii() and _FOLDS_BEYOND_LOWER.search(text)):
+            return None
+        # Without those letters, lower() is what IGNORECASE matches, it keeps every position, and [^\W_]
+        # is isalnum() before and after it. A match ends where its word ends, so one inside a word never
+        # hides the start of the next.
         lowered = text.lower()
-        return [
+        return {
             match.group()
             for match in self.ascii_starts.finditer(lowered)
             if (start := match.start()) == 0 or not lowered[start - 1].isalnum()
-        ]
+        }
 
 
 @dataclass

@@ -6,6 +6,7 @@ for it. The lifespan starts the warm-up on a thread and returns at once; a tool 
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -36,6 +37,19 @@ logger = logging.getLogger("pastchats.server")
 LibraryFactory = Callable[[Settings], "Library"]
 
 
+# Objects the cyclic collector lets pile up before it looks at the young ones (Python's default: 700).
+# A search briefly holds ~1-2 thousand (its candidates), so at 700 every search paid ~3 young
+# collections and now and then a full one over everything start-up left (450-700 ms at load 11-14);
+# memory is freed by reference counting either way. At 10,000, 120 searches on the 100k store ran none.
+SERVING_GC_THRESHOLD = 10_000
+
+
+def serving_collector() -> None:
+    """Once the library is open (start-up's garbage collected as usual), collect for serving."""
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(max(young, SERVING_GC_THRESHOLD), middle, old)
+
+
 class WarmLibrary:
     """Opens the library once, on a background thread; every tool call awaits the same outcome."""
 
@@ -56,6 +70,7 @@ class WarmLibrary:
     def _load(self) -> None:
         try:
             self._library = self._open()
+            serving_collector()
             logger.info("library ready")
         except Exception as exc:
             if isinstance(exc, PastchatsError):

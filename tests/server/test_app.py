@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from server.app import build_server
+from server.app import SERVING_GC_THRESHOLD, build_server
 from server.settings import Settings
 from storage.library import Library, StoreError
 from tests.tools.helpers import block_uris, chat, library_with, server_for, text_of
@@ -41,6 +42,30 @@ async def test_the_three_tools_are_listed_read_only_and_closed_world(library: Li
         assert tool.annotations.read_only_hint is True
         assert tool.annotations.open_world_hint is False
         assert tool.annotations.idempotent_hint is True
+
+
+async def test_once_warm_the_server_leaves_a_searchs_objects_to_reference_counting(library: Library) -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(700, *before[1:])  # Python's default, as a fresh server process starts
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    try:
+        async with Client(server_for(library)) as client:
+            await client.call_tool("conversation_search", {"query": "jellyfin"})  # awaits the warm-up
+            assert gc.get_threshold() == (SERVING_GC_THRESHOLD, *before[1:])
+            gc.callbacks.append(count)
+            for query in ("jellyfin proxy", "sourdough starter", "nginx"):
+                await client.call_tool("conversation_search", {"query": query})
+            gc.callbacks.remove(count)
+    finally:
+        if count in gc.callbacks:
+            gc.callbacks.remove(count)
+        gc.set_threshold(*before)
+    assert collections == []
 
 
 async def test_the_instructions_teach_when_to_search_and_which_tool_to_use(library: Library) -> None:

@@ -1,0 +1,243 @@
+"""Where one search's time goes, whether the legs' native code lets the other thread run, and what the
+cyclic garbage collector costs a search.
+
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache nice -n 10 uv run python -m bench.search_phases \
+        --home STORE [--queries 40] [--only phases,gil,gc]
+
+- phases: wall-clock wrappers around each step of `Library.search` (the query embedding and the vector
+  leg run on a worker beside the keyword leg, so the phases overlap), medians over cold searches.
+- gil: each native call runs on a thread while this thread counts in a Python loop; the longest gap
+  between two counts is how long the call kept the GIL from Python. A pure-Python loop (holds it) and
+  SHA-256 over 64 MB (releases it) are the controls.
+- gc: `conversation_search` (the tool without MCP) over the same queries under Python's default
+  young-generation threshold (700) and the server's (`server.app.SERVING_GC_THRESHOLD`), each in its
+  own child process: collections per generation, their time per search, the longest pause.
+
+The store is only read. Prints JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import hashlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.perf_corpus import queries
+from storage import lance_store, search
+from storage.embedder import FastEmbedder
+from storage.evidence import TermWeights
+from storage.filters import Filters
+from storage.keyword_index import KeywordIndex
+from storage.library import Library
+from storage.query import analyse
+
+PHASES: list[tuple[Any, str]] = [
+    (search.SearchEngine, "_query_vector"),
+    (lance_store.LanceStore, "vector_search"),
+    (KeywordIndex, "doc_freqs"),
+    (KeywordIndex, "search"),
+    (KeywordIndex, "search_phrases"),
+    (TermWeights, "coverage"),
+    (search.SearchEngine, "_fuse"),
+    (search.SearchEngine, "_window_boost"),
+    (search.SearchEngine, "_chat_boost"),
+    (lance_store.LanceStore, "metas"),
+    (lance_store.LanceStore, "message_windows"),
+    (lance_store.LanceStore, "message_spans"),
+    (search.SearchEngine, "rank"),
+]
+
+
+def open_library(home: Path) -> Library:
+    cache = os.environ.get("FASTEMBED_CACHE_PATH")
+    return Library.open(home, cache_dir=Path(cache) if cache else None)
+
+
+def cold(library: Library) -> None:
+    if isinstance(library.embedder, FastEmbedder):
+        library.embedder.clear_query_cache()
+
+
+def phases(library: Library, count: int) -> dict[str, Any]:
+    spent: dict[str, list[float]] = {}
+
+    def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent.setdefault(name, []).append(time.perf_counter() - started)
+
+        return wrapper
+
+    for owner, name in PHASES:  # static and class methods keep their kind
+        raw = owner.__dict__[name]
+        if isinstance(raw, staticmethod):
+            setattr(owner, name, staticmethod(timed(name, raw.__func__)))
+        elif isinstance(raw, classmethod):
+            setattr(owner, name, classmethod(timed(name, raw.__func__)))
+        else:
+            setattr(owner, name, timed(name, raw))
+    library.search("warm up", max_results=5)
+    per_search: dict[str, list[tuple[float, int]]] = {}
+    total = []
+    for query in queries(count=count):
+        cold(library)
+        spent.clear()
+        started = time.perf_counter()
+        library.search(query, max_results=5)
+        total.append(time.perf_counter() - started)
+        for name, times in spent.items():
+            per_search.setdefault(name, []).append((sum(times), len(times)))
+    out: dict[str, Any] = {"search_p50_ms": round(statistics.median(total) * 1000, 2)}
+    for name, rows in per_search.items():
+        out[name] = {
+            "p50_ms": round(statistics.median(t for t, _ in rows) * 1000, 2),
+            "calls": statistics.median(n for _, n in rows),
+        }
+    return out
+
+
+def longest_stall(call: Callable[[], object]) -> tuple[float, float]:
+    """(the call's duration, the longest this thread went without running), in ms."""
+    done = threading.Event()
+    took = [0.0]
+
+    def worker() -> None:
+        time.sleep(0.02)
+        started = time.perf_counter()
+        call()
+        took[0] = time.perf_counter() - started
+        done.set()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    last = time.perf_counter()
+    longest = 0.0
+    while not done.is_set():
+        now = time.perf_counter()
+        longest = max(longest, now - last)
+        last = now
+    thread.join()
+    return took[0] * 1000, longest * 1000
+
+
+def gil(library: Library, count: int) -> dict[str, Any]:
+    import tantivy
+
+    keywords = library.keywords
+    analysed = [analyse(q) for q in queries(count=count)]
+    terms = sorted({t for a in analysed for t in a.terms})
+    every = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, tantivy.Query.term_query(keywords.schema, "text", t)) for t in terms]
+    )
+    searcher = keywords._searcher()
+    blob = os.urandom(64 << 20)
+    embedder = library.embedder
+    assert isinstance(embedder, FastEmbedder), "the gil probe needs the model (FASTEMBED_CACHE_PATH)"
+    vector = embedder.embed_query("warm up")
+    long_query = " ".join(["terraform state lock payment-service dns resolver kubernetes ingress"] * 30)
+
+    def embed() -> None:
+        embedder.clear_query_cache()
+        embedder.embed_query(long_query)
+
+    calls: dict[str, Callable[[], object]] = {
+        "control: pure Python (holds the GIL)": lambda: sum(range(3_000_000)),
+        "control: SHA-256 of 64 MB (releases it)": lambda: hashlib.sha256(blob).digest(),
+        "Tantivy search, every query term, top 5,000": lambda: searcher.search(every, 5000),
+        "vector leg, top 300": lambda: library.store.vector_search(vector, 300, Filters()),
+        "query embedding, a 300-word query": embed,
+    }
+    out: dict[str, Any] = {}
+    for name, call in calls.items():
+        call()
+        runs = [longest_stall(call) for _ in range(5)]
+        out[name] = {
+            "call_ms": [round(t, 1) for t, _ in runs],
+            "longest_stall_ms": [round(s, 1) for _, s in runs],
+        }
+    return out
+
+
+def collector(library: Library, count: int, threshold: int) -> dict[str, Any]:
+    """Run in a child process: the collector's work over `count` tool searches at `threshold`."""
+    from tools import conversation_search
+
+    conversation_search.search(library, "warm up")
+    gc.set_threshold(threshold, *gc.get_threshold()[1:])
+    pauses: dict[int, list[float]] = {}
+    started = [0.0]
+
+    def track(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.setdefault(info["generation"], []).append(time.perf_counter() - started[0])
+
+    gc.callbacks.append(track)
+    total = []
+    for query in queries(count=count):
+        cold(library)
+        begun = time.perf_counter()
+        conversation_search.search(library, query)
+        total.append(time.perf_counter() - begun)
+    gc.callbacks.remove(track)
+    spent = sum(sum(p) for p in pauses.values())
+    return {
+        "threshold": threshold,
+        "collections": {str(g): len(p) for g, p in sorted(pauses.items())},
+        "gc_ms_per_search": round(spent / count * 1000, 2),
+        "longest_pause_ms": round(max((max(p) for p in pauses.values()), default=0.0) * 1000, 1),
+        "share_of_search_time": round(spent / sum(total), 3),
+        "search_p50_ms": round(statistics.median(total) * 1000, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--only", default="phases,gil,gc")
+    parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
+    args = parser.parse_args()
+    library = open_library(args.home)
+    if args.gc_threshold is not None:
+        print(json.dumps(collector(library, args.queries, args.gc_threshold)))
+        return
+    wanted = set(args.only.split(","))
+    out: dict[str, Any] = {"load_average_start": os.getloadavg()}
+    if "gil" in wanted:
+        out["gil"] = gil(library, args.queries)
+    if "phases" in wanted:
+        out["phases"] = phases(library, args.queries)
+    if "gc" in wanted:
+        from server.app import SERVING_GC_THRESHOLD
+
+        out["gc"] = []
+        for threshold in (gc.get_threshold()[0], SERVING_GC_THRESHOLD):
+            child = [sys.executable, "-m", "bench.search_phases", "--home", str(args.home)]
+            child += ["--queries", str(args.queries), "--gc-threshold", str(threshold)]
+            ran = subprocess.run(child, capture_output=True, text=True, check=True)
+            out["gc"].append(json.loads(ran.stdout.strip().splitlines()[-1]))
+    out["load_average_end"] = os.getloadavg()
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,6 @@ Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 import threading
@@ -22,7 +21,7 @@ from typing import Literal
 
 import pyarrow as pa
 
-from storage import catalog
+from storage import catalog, reading
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
@@ -34,7 +33,6 @@ from storage.errors import (
     UnknownProject,
 )
 from storage.filters import Filters, sql_in
-from storage.hits import ConversationMeta, chat_hit, shown
 from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore
@@ -500,51 +498,8 @@ class Library:
 
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)
-        centres the page on that message."""
-        meta = self._meta_for(uri)
-        uri = meta.id
-        position = None if around is None else self._position(meta, around)
-        if position is not None:
-            offset = max(0, position - limit // 2)
-        offset = max(0, min(offset, max(meta.message_count - 1, 0)))
-        messages = self.store.message_range(uri, offset, offset + limit - 1)
-        focus = {m.id for m in messages if m.index == position}
-        end = offset + len(messages)
-        return ChatPage(
-            chat=chat_hit(meta, span=self.store.message_spans([uri]).get(uri)),
-            messages=[shown(m, focus) for m in messages],
-            offset=offset,
-            next_offset=end if end < meta.message_count else None,
-        )
-
-    def _meta_for(self, uri: str) -> ConversationMeta:
-        """The chat a uri names: as stored, or as the text shows it (attribute-escaped)."""
-        candidates = list(dict.fromkeys([uri, html.unescape(uri)]))
-        metas = self.store.metas(candidates)
-        for candidate in candidates:
-            if candidate in metas:
-                return metas[candidate]
-        raise NotFound(f"no chat with uri {uri!r}")
-
-    def _position(self, meta: ConversationMeta, around: str | int) -> int:
-        """The 0-based index of the message `around` names: its number as shown (`12`, `"#12"`) or its id."""
-        if isinstance(around, str):
-            position = self.store.message_position(meta.id, around)
-            if position is not None:
-                return position
-            digits = around.strip().lstrip("#")
-            if not digits.isdigit():
-                raise UnknownMessage(
-                    f"around={around!r} is neither a message number (1-{meta.message_count}) nor a message id "
-                    f"of chat {meta.id!r}. Pass the number a result shows before the role, e.g. around=12."
-                )
-            around = int(digits)
-        if not 1 <= around <= meta.message_count:
-            raise UnknownMessage(
-                f"around={around} is outside chat {meta.id!r}, which has messages 1-{meta.message_count}. "
-                "Pass the number a result shows before the role, e.g. around=1."
-            )
-        return around - 1
+        centres the page on that message. The same paging as `pastchats read` over the catalog."""
+        return reading.read_chat(self.store, uri, offset=offset, limit=limit, around=around)
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""

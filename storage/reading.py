@@ -1,6 +1,6 @@
-"""`read_chat` over any source of chat rows: what `pastchats read` answers from the catalog
-(`storage.catalog`) without opening LanceDB, as `Library.read_chat` answers from the store (tests
-compare the two on the same stores and arguments)."""
+"""`read_chat` over any source of chat rows: the store (`Library.read_chat`, the `read_chat` tool) and
+the catalog (`storage.catalog`: `pastchats read` without opening LanceDB). Tests compare the two
+sources on the same stores and arguments."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What the serving process pays for its model and its mapped files, each against its alternative, same run.
 
     python -m bench.serve_costs model-load [--pairs 6]      # the default model: directly or via fastembed
-    python -m bench.serve_costs rescore --home STORE        # float16 rows of real searches: map or pread
+    python -m bench.serve_costs rescore --home STORE        # the vector leg of real searches: pread or map
     python -m bench.serve_costs release --home STORE        # the chat rows' message reads, pages dropped or kept
 
 `model-load` starts one interpreter per load (imports included), alternating the two ways; the others
@@ -11,6 +11,7 @@ open STORE read-only (FASTEMBED_CACHE_PATH names the model) and replay the reads
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -81,49 +82,50 @@ def _cpu(fn: Callable[[], object], repeats: int = 3) -> tuple[float, float]:
 
 
 def rescore(home: Path) -> dict[str, Any]:
-    """Rows each real search rescores from the float16 file, and reading them: from the resident map
-    (as the server does) or one `pread` a row (which keeps the file out of the resident set)."""
+    """The vector leg of 40 real searches (`Snapshot.top`), replayed with the float16 rows read by
+    `pread` (as the server does: the file stays out of the resident set) and through the resident map;
+    and how many rows each search reads, with the finer bound and without it."""
     library = _open(home)
     library.search("warm up")
-    per_search: list[list[Any]] = []
-    scores = vector_matrix.Snapshot.scores
+    calls: list[tuple[Any, int, Any, list[str]]] = []
+    top = vector_matrix.Snapshot.top
 
-    def counting(self: vector_matrix.Snapshot, query: Any, rows: Any = None) -> Any:
-        if rows is not None:
-            per_search[-1].append(rows)
-        return scores(self, query, rows)
+    def recording(self: vector_matrix.Snapshot, query: Any, limit: int, filters: Any, exclude: Any) -> Any:
+        calls.append((query, limit, filters, list(exclude)))
+        return top(self, query, limit, filters, exclude)
 
-    vector_matrix.Snapshot.scores = counting  # type: ignore[method-assign]  # counts, changes nothing
+    vector_matrix.Snapshot.top = recording  # type: ignore[method-assign]  # records, changes nothing
     for query in queries(count=40):
-        per_search.append([])
         library.search(query)
-    vector_matrix.Snapshot.scores = scores  # type: ignore[method-assign]
+    vector_matrix.Snapshot.top = top  # type: ignore[method-assign]
     snapshot = library.store.matrix.snapshot()
     assert snapshot is not None
-    mapped = np.asarray(snapshot.vectors)
-    fd = os.open(library.store.matrix.directory / f"{snapshot.generation}.f16", os.O_RDONLY)
-    size = mapped.shape[1] * 2
+    through_map = dataclasses.replace(snapshot, float_rows=None)
+    through_map.scores(np.zeros(snapshot.vectors.shape[1], np.float32))  # resident, as after many searches
+    read, coarse = [], []
+    for query, limit, filters, exclude in calls:
+        rows, _ = snapshot._rescored(query, limit, snapshot.mask(filters, exclude))
+        read.append(len(rows))
+        candidates, approx, upper = snapshot._candidates(query, limit, snapshot.mask(filters, exclude))
+        if len(candidates) <= limit:
+            coarse.append(len(candidates))
+            continue
+        first = np.sort(candidates[np.argpartition(-approx, limit - 1)[:limit]])
+        coarse.append(int(np.count_nonzero(upper >= snapshot.scores(query, first).min())))  # `first` included
+    timings: dict[str, list[tuple[float, float]]] = {"pread": [], "map": []}
 
-    def by_map(sets: list[Any]) -> None:
-        for rows in sets:
-            np.ascontiguousarray(mapped[rows])
+    def searching(chosen: vector_matrix.Snapshot, call: tuple[Any, int, Any, list[str]]) -> Callable[[], object]:
+        return lambda: chosen.top(*call)
 
-    def by_pread(sets: list[Any]) -> None:
-        for rows in sets:
-            data = b"".join([os.pread(fd, size, row * size) for row in rows.tolist()])
-            np.frombuffer(data, dtype=np.float16)
-
-    by_map([np.arange(len(mapped))])  # the map resident, as in a server that has searched a while
-    timings: dict[str, list[tuple[float, float]]] = {"map": [], "pread": []}
-    for sets in per_search:
-        timings["map"].append(_cpu(lambda sets=sets: by_map(sets)))
-        timings["pread"].append(_cpu(lambda sets=sets: by_pread(sets)))
-    os.close(fd)
-    counts = [sum(len(rows) for rows in sets) for sets in per_search]
+    for call in calls:
+        for way, chosen in (("pread", snapshot), ("map", through_map)):
+            timings[way].append(_cpu(searching(chosen, call)))
     return {
-        "rows_per_search_p50": statistics.median(counts),
-        "rows_per_search_max": max(counts),
-        **{f"{way}_ms_p50": _medians(found) for way, found in timings.items()},
+        "rows_read_p50": statistics.median(read),
+        "rows_read_max": max(read),
+        "rows_without_the_finer_bound_p50": statistics.median(coarse),
+        "rows_without_the_finer_bound_max": max(coarse),
+        **{f"top_{way}_ms_p50": _medians(found) for way, found in timings.items()},
     }
 
 

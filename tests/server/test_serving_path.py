@@ -177,6 +177,9 @@ async def test_pastchats_serve_over_stdio_answers_a_search_without_loading_lance
         # The messages' pages are dropped after each read: otherwise nearly all of the file stays
         # resident in every server process (64-69 MB of 81 MB at 100k messages).
         assert _resident_kb(pid, ".messages.arrow") == 0
+        # The float16 rows a search rescores are read with pread: through the map, every search's rows
+        # brought their neighbours too, and after a few searches the whole file (137 MB at 100k).
+        assert _resident_kb(pid, ".f16") == 0
     assert "onnxruntime" in maps  # the model is loaded: the search was hybrid
     assert "lancedb" not in maps  # LanceDB's native library was never loaded
 

@@ -3,6 +3,7 @@
     python -m bench.serve_costs model-load [--pairs 6]      # the default model: directly or via fastembed
     python -m bench.serve_costs rescore --home STORE        # the vector leg of real searches: pread or map
     python -m bench.serve_costs release --home STORE        # the chat rows' message reads, pages dropped or kept
+    python -m bench.serve_costs idle-rss --home STORE [--baseline-pastchats P]  # serve's memory, busy and idle
 
 `model-load` starts one interpreter per load (imports included), alternating the two ways; the others
 open STORE read-only (FASTEMBED_CACHE_PATH names the model) and replay the reads of 40 real searches.
@@ -17,13 +18,17 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
+from mcp import Client, StdioServerParameters
 
+from bench import perf_spawn
 from bench.perf_corpus import queries
 from storage import chat_rows, vector_matrix
 from storage.defaults import DEFAULT_MODEL
@@ -159,16 +164,49 @@ def release(home: Path) -> dict[str, Any]:
     return out
 
 
+async def _busy_then_idle(params: Any, wait: float) -> dict[str, Any]:
+    async with Client(params, mode="legacy") as client:
+        found = queries(count=40)
+        for i, query in enumerate(found):
+            await client.call_tool("conversation_search", {"query": query, "max_results": 10})
+            if i % 5 == 4:
+                await client.call_tool("recent_chats", {"n": 10})
+        pid = perf_spawn._children()[-1]
+        busy = perf_spawn.memory_of(pid)
+        await anyio.sleep(wait)
+        return {"after_40_searches": busy, f"idle_{wait:g}s_later": perf_spawn.memory_of(pid)}
+
+
+def idle_rss(home: Path, baseline: Path | None, wait: float, rounds: int) -> dict[str, Any]:
+    """`pastchats serve` over stdio (perf_spawn's way): memory right after 40 searches, and `wait`
+    seconds later; with `baseline` (another install's `pastchats`), the same for it, round by round."""
+    out: dict[str, list[dict[str, Any]]] = {"this": [], "baseline": []}
+    for _ in range(rounds):
+        for way, command in (("this", Path(sys.executable).parent / "pastchats"), ("baseline", baseline)):
+            if command is None:
+                continue
+            with tempfile.TemporaryDirectory() as user_home:
+                env = perf_spawn.minimal_env(home, Path(user_home))
+                params = StdioServerParameters(command=str(command), args=["serve"], env=env)
+                out[way].append(anyio.run(_busy_then_idle, params, wait))
+    return {way: found for way, found in out.items() if found}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["model-load", "rescore", "release"])
+    parser.add_argument("what", choices=["model-load", "rescore", "release", "idle-rss"])
     parser.add_argument("--home", type=Path)
     parser.add_argument("--pairs", type=int, default=6)
+    parser.add_argument("--baseline-pastchats", type=Path, help="idle-rss: another install's `pastchats` too")
+    parser.add_argument("--wait", type=float, default=3.0, help="idle-rss: seconds idle before the second reading")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     if args.what == "model-load":
         result = model_load(args.pairs)
     elif args.home is None:
         parser.error("--home STORE is needed")
+    elif args.what == "idle-rss":
+        result = idle_rss(args.home, args.baseline_pastchats, args.wait, args.rounds)
     else:
         result = rescore(args.home) if args.what == "rescore" else release(args.home)
     load = [round(x, 2) for x in os.getloadavg()]

@@ -44,6 +44,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from storage import idle_release
 from storage.chat_rows import SUFFIXES as ROW_SUFFIXES
 from storage.chat_rows import ChatRows
 from storage.embedder import Vectors
@@ -258,7 +259,9 @@ class Snapshot:
             scores = self.scores(query)
             if keep is not None:
                 rows, scores = rows[keep], scores[keep]
-        return _best(scores, rows, limit)
+        best = _best(scores, rows, limit)
+        idle_release.searched()  # the scan's freed arrays go back to the system once searching stops
+        return best
 
     def _rescored(
         self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None

@@ -4,6 +4,7 @@
     python -m bench.serve_costs rescore --home STORE        # the vector leg of real searches: pread or map
     python -m bench.serve_costs release --home STORE        # the chat rows' message reads, pages dropped or kept
     python -m bench.serve_costs idle-rss --home STORE [--baseline-pastchats P]  # serve's memory, busy and idle
+    python -m bench.serve_costs against --home STORE --other CHECKOUT   # the vector leg: this code or another's
 
 `model-load` starts one interpreter per load (imports included), alternating the two ways; the others
 open STORE read-only (FASTEMBED_CACHE_PATH names the model) and replay the reads of 40 real searches.
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
+import importlib.util
 import json
 import os
 import statistics
@@ -134,6 +137,45 @@ def rescore(home: Path) -> dict[str, Any]:
     }
 
 
+def against(home: Path, other: Path) -> dict[str, Any]:
+    """The vector leg of 40 real searches (limits 600, as the engine asks, and 100), this code's
+    `Snapshot.top` against another checkout's (`other`/storage/vector_matrix.py) on the same mapped
+    files, call by call in one process (the other's float16 map kept resident, as in its server)."""
+    library = _open(home)
+    library.search("warm up")
+    calls: list[tuple[Any, Any, list[str]]] = []
+    top = vector_matrix.Snapshot.top
+
+    def recording(self: vector_matrix.Snapshot, query: Any, limit: int, filters: Any, exclude: Any) -> Any:
+        calls.append((query, filters, list(exclude)))
+        return top(self, query, limit, filters, exclude)
+
+    vector_matrix.Snapshot.top = recording  # type: ignore[method-assign]  # records, changes nothing
+    for query in queries(count=40):
+        library.search(query)
+    vector_matrix.Snapshot.top = top  # type: ignore[method-assign]
+    spec = importlib.util.spec_from_file_location("other_vector_matrix", other / "storage" / "vector_matrix.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    ours = library.store.matrix.snapshot()
+    assert ours is not None
+    theirs = module.Snapshot(**{f.name: getattr(ours, f.name) for f in dataclasses.fields(module.Snapshot)})
+    np.ascontiguousarray(np.asarray(ours.vectors)[np.arange(len(ours.vectors))])  # their map, resident
+    out: dict[str, Any] = {}
+    for limit in (600, 100):
+        timings: dict[str, list[tuple[float, float]]] = {"this": [], "other": []}
+        for i, (query, filters, exclude) in enumerate(calls * 3):
+            pair = [("this", ours), ("other", theirs)]
+            for way, snapshot in pair if i % 2 else pair[::-1]:
+                timings[way].append(_cpu(functools.partial(snapshot.top, query, limit, filters, exclude), repeats=1))
+            assert ours.top(query, limit, filters, exclude) == theirs.top(query, limit, filters, exclude)
+        out[f"limit_{limit}"] = {f"{way}_ms_p50": _medians(found) for way, found in timings.items()}
+    return out
+
+
 def _medians(found: list[tuple[float, float]]) -> dict[str, float]:
     wall, cpu = statistics.median(t[0] for t in found), statistics.median(t[1] for t in found)
     return {"wall": round(wall, 3), "cpu": round(cpu, 3)}
@@ -194,17 +236,22 @@ def idle_rss(home: Path, baseline: Path | None, wait: float, rounds: int) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["model-load", "rescore", "release", "idle-rss"])
+    parser.add_argument("what", choices=["model-load", "rescore", "release", "idle-rss", "against"])
     parser.add_argument("--home", type=Path)
     parser.add_argument("--pairs", type=int, default=6)
     parser.add_argument("--baseline-pastchats", type=Path, help="idle-rss: another install's `pastchats` too")
     parser.add_argument("--wait", type=float, default=3.0, help="idle-rss: seconds idle before the second reading")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--other", type=Path, help="against: another checkout (e.g. an export of main)")
     args = parser.parse_args()
     if args.what == "model-load":
         result = model_load(args.pairs)
     elif args.home is None:
         parser.error("--home STORE is needed")
+    elif args.what == "against":
+        if args.other is None:
+            parser.error("--other CHECKOUT is needed")
+        result = against(args.home, args.other)
     elif args.what == "idle-rss":
         result = idle_rss(args.home, args.baseline_pastchats, args.wait, args.rounds)
     else:

@@ -5,7 +5,7 @@ vectors takes a few (docs/BENCHMARKS.md); its ANN index reaches only ~0.9 recall
 vector. So the vectors are also kept here, derived from the `chunks` table, and searched exactly:
 
 - `<generation>.f16`: one float16 row per embedded chunk (half the bytes of float32; scores differ by
-  ~1e-4). Memory-mapped, so the several server processes that clients start share one page cache.
+  ~1e-4). Read through the page cache, which the several server processes that clients start share.
 - `<generation>.i8` and `<generation>.i8.npy`: the same rows as int8 (each row scaled to its largest
   component), with each row's scale and error bound. A search scans these (half the bytes again), then
   rescores with the float16 rows every row the int8 scores' error bounds cannot rule out of the top k:
@@ -273,8 +273,8 @@ class Snapshot:
         cannot be among the best either. That floor sits far above the `limit`-th best lower bound.
 
         The rows above the floor are then bounded again without most of the query's int8 rounding
-        (`_finer_upper`), and only those still above it are read: on the 100k store 1,299 float16 rows
-        a search (p50; 1,964 max) instead of 2,861 (6,591).
+        (`_finer_upper`), and only those still above it are read: on the 100k store 1,303 float16 rows
+        a search (p50; 1,977 max) instead of 2,861 (6,591).
         """
         rows, approx, upper = self._candidates(query, limit, keep)
         if len(rows) <= limit:

@@ -228,6 +228,9 @@ def serve(
     ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
 ) -> None:
     """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
+    from server import stdio_front  # the standard library only: answers `initialize` while the SDK loads
+
+    front = stdio_front.start() if transport == "stdio" else None
     from server import transports, wiring  # deferred: pulls in the MCP SDK (start-up speed)
     from server.app import build_server
 
@@ -250,7 +253,7 @@ def serve(
         return opened_libraries[-1]
 
     try:
-        transports.serve(build_server(settings, factory), settings, transport)
+        transports.serve(build_server(settings, factory), settings, transport, front)
     except KeyboardInterrupt:
         pass
     finally:

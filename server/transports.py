@@ -15,13 +15,16 @@ import logging
 import os
 import signal
 import sys
-from typing import Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.settings import Settings
 from storage.errors import PastchatsError
+
+if TYPE_CHECKING:
+    from server.stdio_front import StdioFront
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
@@ -134,7 +137,30 @@ def http_app(server: MCPServer[Any], settings: Settings, transport: Transport) -
     return ExactHost(app, settings.port) if settings.is_loopback else app
 
 
-def serve(server: MCPServer[Any], settings: Settings, transport: Transport) -> None:
+async def serve_behind_front(server: MCPServer[Any], front: StdioFront) -> None:
+    """What `server.run("stdio")` does, on the streams the front hands over (`server.stdio_front`)."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # the SDK's own stdio run serves this, with these options
+    # The wire is a text file as far as anyio uses it (write, flush), not a whole `IO[str]`.
+    stdin, stdout = anyio.wrap_file(front.sdk_stdin()), anyio.wrap_file(cast("IO[str]", front.sdk_stdout()))
+    front.divert_standard_streams()
+    try:
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    finally:
+        front.restore_standard_streams()
+
+
+def serve(server: MCPServer[Any], settings: Settings, transport: Transport, front: StdioFront | None = None) -> None:
+    if transport == "stdio" and front is not None:
+        import anyio
+
+        if front.early is not None:
+            logger.debug("initialize answered before the MCP SDK was imported")
+        anyio.run(serve_behind_front, server, front)
+        return
     if transport == "stdio":
         server.run("stdio")
         return

@@ -157,8 +157,6 @@ def serve(server: MCPServer[Any], settings: Settings, transport: Transport, fron
     if transport == "stdio" and front is not None:
         import anyio
 
-        if front.early is not None:
-            logger.debug("initialize answered before the MCP SDK was imported")
         anyio.run(serve_behind_front, server, front)
         return
     if transport == "stdio":

@@ -8,11 +8,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import anyio
 import pytest
 from mcp.server.mcpserver import MCPServer
+from mcp.server.runner import serve_dual_era_loop
+from mcp.server.stdio import stdio_server
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from server import stdio_front, stdio_front_replies
@@ -149,7 +153,7 @@ def test_the_front_steps_aside_for_an_sdk_other_than_the_replies_were_generated_
 
 
 # `pastchats serve` as a client starts it: a real subprocess over stdio, HOME and PATH only.
-ANSWERED_EARLY = "initialize answered before the MCP SDK was imported"
+ANSWERED_EARLY = "initialize was answered before the MCP SDK was up, with the reply the SDK then gave"
 
 
 @pytest.fixture
@@ -162,29 +166,83 @@ def env_of(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(tmp_path / "user"), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
 
-def run_server(command: list[str], tmp_path: Path, lines: str) -> tuple[str, str, int]:
-    done = subprocess.run(
-        command,
-        input=lines.encode(),
-        capture_output=True,
-        env=env_of(tmp_path),
-        cwd=REPO_ROOT,
-        timeout=120,
-        check=False,
-    )
-    return done.stdout.decode(), done.stderr.decode(), done.returncode
+def front_conversation(command: list[str], tmp_path: Path, lines: str, replies: int) -> tuple[list[str], str, int]:
+    """`pastchats serve` given these lines at once; stdin closes once `replies` lines have come back."""
+    errors = tmp_path / "stderr.txt"
+    with errors.open("wb") as stderr:
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env_of(tmp_path), cwd=REPO_ROOT
+        )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(lines.encode())
+        process.stdin.flush()
+        written = [process.stdout.readline().decode() for _ in range(replies)]
+        process.stdin.close()
+        written.extend(line.decode() for line in process.stdout)  # nothing more is expected
+        status = process.wait(timeout=60)
+    finally:
+        process.kill()
+    return written, errors.read_text(), status
 
 
+class _Client:
+    """In-memory stdin and stdout for the SDK's stdio transport: the lines, then EOF once `replies`
+    lines have been written (EOF right away would race the replies still being made)."""
+
+    def __init__(self, lines: str, replies: int):
+        self.lines = lines.splitlines(keepends=True)
+        self.written: list[str] = []
+        self.replies = replies
+        self.all_written = anyio.Event()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        for line in self.lines:
+            yield line
+        if len(self.written) < self.replies:
+            await self.all_written.wait()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def write(self, text: str) -> None:
+        self.written.append(text)
+        if len(self.written) >= self.replies:
+            self.all_written.set()
+
+    async def flush(self) -> None:
+        pass
+
+
+def sdk_conversation(server: MCPServer[Any], lines: str, replies: int) -> list[str]:
+    """What the SDK alone writes for these lines (`server.stdio_front_gen.sdk_output`, EOF held back)."""
+
+    async def serve() -> list[str]:
+        client = _Client(lines, replies)
+        lowlevel = server._lowlevel_server
+        wire = cast("Any", client)  # the transport iterates stdin and writes and flushes stdout
+        async with stdio_server(stdin=wire, stdout=wire) as (read_stream, write_stream):
+            options = lowlevel.create_initialization_options()
+            await serve_dual_era_loop(lowlevel, read_stream, write_stream, lifespan_state=None, init_options=options)
+        return client.written
+
+    return anyio.run(serve)
+
+
+# (lines sent at once, how many replies they get); everything sent after `initialize` waits for the SDK
 CONVERSATIONS = {
-    # pipelined: everything sent before the early reply is read, so it waits for the SDK
-    "initialize, then ping and tools/list at once": initialize()
-    + INITIALIZED
-    + request(1, "ping")
-    + request(2, "tools/list"),
-    "a second initialize": initialize() + INITIALIZED + initialize(request_id=5),
-    "a malformed first line": "{nope\n" + initialize() + INITIALIZED + request(1, "ping"),
-    "ping and tools/list before initialize": request(1, "ping") + request(2, "tools/list") + initialize(request_id=3),
-    "EOF before initialize": "",
+    "initialize, then ping and tools/list at once": (
+        initialize() + INITIALIZED + request(1, "ping") + request(2, "tools/list"),
+        3,
+    ),
+    "a second initialize": (initialize() + INITIALIZED + initialize(request_id=5) + request(6, "ping"), 3),
+    "a malformed first line": ("{nope\n" + initialize() + INITIALIZED + request(1, "ping"), 2),
+    "ping and tools/list before initialize": (
+        request(1, "ping") + request(2, "tools/list") + initialize(request_id=3),
+        3,
+    ),
+    "EOF before initialize": ("", 0),
 }
 
 
@@ -192,13 +250,14 @@ CONVERSATIONS = {
 def test_a_client_sees_through_the_front_what_the_sdk_alone_writes(
     serve: list[str], tmp_path: Path, server: MCPServer[Any], name: str
 ) -> None:
-    lines = CONVERSATIONS[name]
-    stdout, stderr, status = run_server(serve, tmp_path, lines)
-    expected = sdk_output(server, lines)
+    lines, replies = CONVERSATIONS[name]
+    written, stderr, status = front_conversation(serve, tmp_path, lines, replies)
+    expected = sdk_conversation(server, lines, replies)
     assert status == 0, stderr
+    assert len(expected) == replies
     # Replies to concurrent requests may come in either order; the first reply is always first.
-    assert stdout.splitlines()[:1] == expected.splitlines()[:1]
-    assert sorted(stdout.splitlines()) == sorted(expected.splitlines())
+    assert written[:1] == expected[:1]
+    assert sorted(written) == sorted(expected)
     assert (ANSWERED_EARLY in stderr) == lines.startswith(initialize())
 
 
@@ -232,3 +291,25 @@ def test_the_early_reply_comes_before_anything_else_is_sent_and_the_sdk_answers_
     assert [tool["name"] for tool in listed["result"]["tools"]] == ["conversation_search", "recent_chats", "read_chat"]
     assert ANSWERED_EARLY in stderr
     assert "differed" not in stderr
+
+
+def test_the_early_reply_needs_neither_the_sdk_nor_pydantic(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from server import stdio_front\n"
+        "front = stdio_front.start()\n"
+        "front.wait_for_first_line()\n"
+        "loaded = sorted(name for name in ('mcp', 'mcp_types', 'pydantic', 'anyio') if name in sys.modules)\n"
+        "print(front.early is not None, loaded, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=initialize().encode(),
+        capture_output=True,
+        env={**env_of(tmp_path), "PYTHONPATH": str(REPO_ROOT)},
+        cwd=REPO_ROOT,
+        timeout=60,
+        check=True,
+    )
+    assert done.stderr.decode().strip() == "True []"
+    assert done.stdout.decode() == stdio_front.early_reply(initialize().encode())

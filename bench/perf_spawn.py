@@ -7,6 +7,7 @@ Baselines in the same run: a bare interpreter start and a minimal MCP SDK server
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -160,3 +161,63 @@ def minimal_memory() -> dict[str, float]:
 
     result: dict[str, Any] = anyio.run(session)
     return result
+
+
+# One process: the settings, then the SDK and `server.app` imported and the library opened for serving
+# (`wiring.open_for_serving`, as the warm-up does), either in series or with the warm-up on a thread
+# started before the SDK import; then one search. Seconds from the start to each, and the process's CPU.
+ORDER_SCRIPT = """
+import json, os, sys, threading, time
+started = time.perf_counter()
+from pathlib import Path
+from server import wiring
+from server.settings import Settings
+mode, settings = sys.argv[1], Settings(home=Path(sys.argv[2]), sync=False)
+found = {}
+def warm_up():
+    found["library"] = wiring.open_for_serving(settings)
+    found["library_ready"] = time.perf_counter() - started
+thread = threading.Thread(target=warm_up)
+if mode == "beside":
+    thread.start()
+import mcp.server.mcpserver
+import server.app
+sdk_ready = time.perf_counter() - started
+if mode == "series":
+    thread.start()
+thread.join()
+found["library"].search(sys.argv[3])
+times = os.times()
+print(json.dumps({"sdk_ready": sdk_ready, "library_ready": found["library_ready"],
+                  "first_search": time.perf_counter() - started, "cpu": times.user + times.system}))
+"""
+
+
+def warm_up_order(home: Path, pairs: int) -> dict[str, list[dict[str, float]]]:
+    """The warm-up after the SDK's import (`series`, as shipped) or beside it (`beside`), alternating."""
+    from bench.perf_run import queries
+
+    out: dict[str, list[dict[str, float]]] = {"series": [], "beside": []}
+    with tempfile.TemporaryDirectory() as user_home:
+        env = minimal_env(None, Path(user_home))
+        for query in queries(count=pairs):
+            for mode in out:
+                done = subprocess.run(
+                    [sys.executable, "-c", ORDER_SCRIPT, mode, str(home), query],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                out[mode].append(json.loads(done.stdout))
+    return out
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Start-up arrangements of `pastchats serve`, measured.")
+    parser.add_argument("measure", choices=["order"])
+    parser.add_argument("--home", type=Path, required=True, help="a store (a copy: it is opened for serving)")
+    parser.add_argument("--pairs", type=int, default=6)
+    print(json.dumps(warm_up_order(parser.parse_args().home, parser.parse_args().pairs), indent=1))

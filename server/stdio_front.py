@@ -280,5 +280,11 @@ class _Wire(io.TextIOBase):
 
 
 def start() -> StdioFront | None:
-    """The front, answering from now on; None when its stored replies are not for this install."""
-    return StdioFront() if replies_are_current() else None
+    """The front, answering from now on; None when its stored replies are not for this install, or
+    when stdin or stdout is not open (the SDK's transport then copes as it does without the front)."""
+    if not replies_are_current():
+        return None
+    try:
+        return StdioFront()
+    except OSError:
+        return None

@@ -33,7 +33,7 @@ from storage.locks import Readers
 from storage.models import Conversation, Message
 from storage.times import naive_utc, utc
 from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
-from storage.vector_matrix import VectorMatrix
+from storage.vector_matrix import SCAN_THREADS, VectorMatrix
 
 log = logging.getLogger(__name__)
 
@@ -540,15 +540,19 @@ class LanceStore:
             for rows in query.to_batches(batch):
                 yield from rows.to_pylist()
 
-    def vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[UnitHit]:
+    def vector_search(
+        self, vector: Vectors, limit: int, filters: Filters, threads: int = SCAN_THREADS
+    ) -> list[UnitHit]:
         """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly;
-        each carries its similarity (evidence for how good a match is)."""
+        each carries its similarity (evidence for how good a match is). `threads`: the matrix scan's."""
         return [  # not `dataclasses.replace`: it inspects the fields anew each call (~1 ms for 200 hits)
             UnitHit(h.chunk_id, h.conversation_id, h.first_index, h.last_index, h.message_ids, score)
-            for score, h in self.scored_vector_search(vector, limit, filters)
+            for score, h in self.scored_vector_search(vector, limit, filters, threads)
         ]
 
-    def scored_vector_search(self, vector: Vectors, limit: int, filters: Filters) -> list[tuple[float, UnitHit]]:
+    def scored_vector_search(
+        self, vector: Vectors, limit: int, filters: Filters, threads: int = SCAN_THREADS
+    ) -> list[tuple[float, UnitHit]]:
         snapshot = self.matrix.snapshot() if self.matrix.can_mask(filters) else None
         if snapshot is None:
             return self._lance_vector_search(vector, limit, filters)
@@ -558,7 +562,7 @@ class LanceStore:
             if covered is None:  # written since, beyond what the change log covers: LanceDB knows
                 return self._lance_vector_search(vector, limit, filters)
             changed = covered
-        best = snapshot.top(vector, limit, filters, changed)
+        best = snapshot.top(vector, limit, filters, changed, threads)
         rows = snapshot.rows([row for _, row in best], HIT_COLUMNS)
         hits = [(score, _unit_hit(row)) for (score, _), row in zip(best, rows, strict=True)]
         if changed:  # the rewritten conversations' current rows, from LanceDB

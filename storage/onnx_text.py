@@ -108,6 +108,9 @@ class DirectModel:
         # Initializers from the device allocator, not planned into the session's buffers: -12 MB resident
         # at load (docs/BENCHMARKS.md "Memory"), and the same vectors.
         options.add_session_config_entry("session.use_device_allocator_for_initializers", "1")
+        # onnxruntime's pool threads spin after each run by default, holding a core the search's keyword
+        # leg needs; blocked instead, a search took ~0.85x the time (docs/BENCHMARKS.md, round five).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(folder / model_file), sess_options=options, providers=["CPUExecutionProvider"]
         )

@@ -22,6 +22,7 @@ from storage.priors import asks_for_latest, content_text, importance_prior, rece
 from storage.query import AnalysedQuery, analyse
 from storage.results import Match, SearchMode, SearchResult
 from storage.units import CHAT, MESSAGE, WINDOW, kind_of, message_chunk_id
+from storage.vector_matrix import SCAN_THREADS
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +189,10 @@ class SearchEngine:
             # The model runs without the GIL: the query is embedded (and the vector leg scanned) on a
             # worker while this thread runs the keyword leg and its coverage.
             reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
-            vector_leg = _WORKERS.submit(self._vector_hits, analysed.text, fusion.query_form, reach, filters)
+            # Beside the keyword leg the scan takes one core, not both: three busy threads on two cores
+            # made a search slower than two (docs/BENCHMARKS.md, round five).
+            threads = 1 if mode == "hybrid" and analysed.terms else SCAN_THREADS
+            vector_leg = _WORKERS.submit(self._vector_hits, analysed.text, fusion.query_form, reach, filters, threads)
         weights = self._weights(analysed)
         boosts = common_term_boosts(weights, fusion.common_share, fusion.common_weight)
         if second is not None:
@@ -290,8 +294,8 @@ class SearchEngine:
                 return self.rank(query, limit=limit, mode=mode, filters=filters, fusion=fusion, second=more)
         return Ranking(fused, units, evidence, weights, direct)
 
-    def _vector_hits(self, text: str, form: str, reach: int, filters: Filters) -> list[UnitHit]:
-        return self.store.vector_search(self._query_vector(text, form), reach, filters)
+    def _vector_hits(self, text: str, form: str, reach: int, filters: Filters, threads: int) -> list[UnitHit]:
+        return self.store.vector_search(self._query_vector(text, form), reach, filters, threads)
 
     def _query_vector(self, text: str, form: str) -> Vectors:
         assert self.embedder is not None

@@ -84,7 +84,8 @@ _SLACK = 1e-5
 # Rows at most this far apart are read in one `pread` (12 KB): fewer calls, cheaper than the bytes between.
 READ_GAP = 16
 # Threads for a scan of every row (simsimd's own; each row's score is the same either way). On this
-# 2-core machine the int8 scan of 164k rows took 0.73x the one-thread time even at load 8.
+# 2-core machine the int8 scan of 164k rows took 0.73x the one-thread time even at load 8. A hybrid
+# search scans with one (`top`'s `threads`): the keyword leg runs beside it on the other core.
 SCAN_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 
@@ -225,7 +226,9 @@ class Snapshot:
             narrow(~np.isin(self.conversation, np.asarray(codes, dtype=np.int32)))
         return keep
 
-    def scores(self, query: Vectors, rows: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.float64]:
+    def scores(
+        self, query: Vectors, rows: npt.NDArray[np.int64] | None = None, threads: int = SCAN_THREADS
+    ) -> npt.NDArray[np.float64]:
         """float16 dot products with every row, or with `rows` only (the same values either way)."""
         q16 = query.astype(np.float16)[None, :]
         if rows is not None:
@@ -239,24 +242,26 @@ class Snapshot:
                 return np.asarray(simsimd.cdist(q16, picked, metric="dot"), dtype=np.float64).ravel()
             return np.asarray(picked.astype(np.float32) @ query, dtype=np.float64)  # pragma: no cover
         if HAVE_SIMSIMD:
-            every = simsimd.cdist(q16, self.vectors, metric="dot", threads=SCAN_THREADS)
+            every = simsimd.cdist(q16, self.vectors, metric="dot", threads=threads)
             return np.asarray(every, dtype=np.float64).ravel()
         out = np.empty(len(self.vectors), dtype=np.float64)  # pragma: no cover - no simsimd wheel
         for start in range(0, len(self.vectors), _BLOCK):  # pragma: no cover
             out[start : start + _BLOCK] = self.vectors[start : start + _BLOCK].astype(np.float32) @ query
         return out  # pragma: no cover
 
-    def top(self, query: Vectors, limit: int, filters: Filters, exclude: Collection[str]) -> list[tuple[float, int]]:
+    def top(
+        self, query: Vectors, limit: int, filters: Filters, exclude: Collection[str], threads: int = SCAN_THREADS
+    ) -> list[tuple[float, int]]:
         """(cosine similarity, row) of the best `limit` rows passing the filters, best first; equal
         scores in row order. The float16 scan's result exactly, whether or not int8 rows serve it."""
         if len(self.vectors) == 0:
             return []
         keep = self.mask(filters, exclude)
         if self.codes is not None and HAVE_SIMSIMD:
-            rows, scores = self._rescored(query, limit, keep)
+            rows, scores = self._rescored(query, limit, keep, threads)
         else:
             rows = np.arange(len(self.vectors))
-            scores = self.scores(query)
+            scores = self.scores(query, threads=threads)
             if keep is not None:
                 rows, scores = rows[keep], scores[keep]
         best = _best(scores, rows, limit)
@@ -264,7 +269,7 @@ class Snapshot:
         return best
 
     def _rescored(
-        self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None
+        self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None, threads: int = SCAN_THREADS
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
         """The float16 scores of every row that could be among the best `limit`, and of few others.
 
@@ -276,7 +281,7 @@ class Snapshot:
         (`_finer_upper`), and only those still above it are read: on the 100k store 1,303 float16 rows
         a search (p50; 1,977 max) instead of 2,861 (6,591).
         """
-        rows, approx, upper = self._candidates(query, limit, keep)
+        rows, approx, upper = self._candidates(query, limit, keep, threads)
         if len(rows) <= limit:
             return rows, self.scores(query, rows)
         first = np.sort(rows[np.argpartition(-approx, limit - 1)[:limit]])
@@ -321,7 +326,7 @@ class Snapshot:
         return upper
 
     def _candidates(
-        self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None
+        self, query: Vectors, limit: int, keep: npt.NDArray[np.bool_] | None, threads: int = SCAN_THREADS
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Every row whose float16 score could reach the top `limit`, by the int8 scores' error bounds;
         with each its int8 score and upper bound.
@@ -345,7 +350,7 @@ class Snapshot:
         query_norm = float(np.linalg.norm(q16))
         inverse32, max_error, max_norm = self._coarse
         # int8 dot products are integers below 2^24 in magnitude: exact in float32
-        scanned = simsimd.cdist(q8[None, :], self.codes, metric="dot", out_dtype="float32", threads=SCAN_THREADS)
+        scanned = simsimd.cdist(q8[None, :], self.codes, metric="dot", out_dtype="float32", threads=threads)
         raw = np.asarray(scanned).ravel()
         approx = raw * inverse32  # the int8 scores times t, to float32 rounding (~1e-7 relative)
         if keep is not None:

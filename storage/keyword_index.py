@@ -46,6 +46,12 @@ def _schema() -> tantivy.Schema:
     return builder.build()
 
 
+def _text(doc: dict[str, Any]) -> str:
+    """A document's stored text (`Document.to_dict()`: a field without values has no key)."""
+    stored = doc.get("stored_text")
+    return bytes(stored[0]).decode("utf-8", "replace") if stored else ""
+
+
 class KeywordIndex:
     def __init__(self, path: Path):
         self.path = path
@@ -128,8 +134,8 @@ class KeywordIndex:
         searcher = self._searcher()
         out = {}
         for _score, address in searcher.search(Q.boolean_query(ids), len(wanted)).hits:
-            doc = searcher.doc(address)
-            out[doc["chunk_id"][0]] = bytes((doc["stored_text"] or [b""])[0]).decode("utf-8", "replace")
+            doc = searcher.doc(address).to_dict()
+            out[doc["chunk_id"][0]] = _text(doc)
         return out
 
     def _run(self, query: Any, limit: int, filters: Filters, kind: str) -> list[UnitHit]:
@@ -141,15 +147,17 @@ class KeywordIndex:
         hits = searcher.search(tantivy.Query.boolean_query(clauses), limit).hits
         out = []
         for _score, address in hits:
-            doc = searcher.doc(address)
+            # One dictionary of every stored field: half the time of six lookups on the document (300
+            # documents a search).
+            doc = searcher.doc(address).to_dict()
             out.append(
                 UnitHit(
                     doc["chunk_id"][0],
                     doc["conversation_id"][0],
                     doc["first_index"][0],
                     doc["last_index"][0],
-                    tuple(doc["message_ids"]),
-                    text=bytes((doc["stored_text"] or [b""])[0]).decode("utf-8", "replace"),
+                    tuple(doc.get("message_ids", ())),
+                    text=_text(doc),
                 )
             )
         return out

@@ -199,8 +199,19 @@ META_COLUMNS = [
 HIT_COLUMNS = ["id", "conversation_id", "first_index", "last_index", "message_ids"]
 
 
-def _unit_hit(row: dict[str, Any]) -> UnitHit:
-    return UnitHit(row["id"], row["conversation_id"], row["first_index"], row["last_index"], tuple(row["message_ids"]))
+def _unit_hit(row: dict[str, Any], similarity: float | None = None) -> UnitHit:
+    ids = tuple(row["message_ids"])
+    return UnitHit(row["id"], row["conversation_id"], row["first_index"], row["last_index"], ids, similarity)
+
+
+def _scored_hits(best: list[tuple[float, int]], table: pa.Table) -> list[tuple[float, UnitHit]]:
+    """The vector leg's hits from their rows' columns (`HIT_COLUMNS`), each with its similarity: column by
+    column, not row dictionaries (a third of the conversion's time for 600 rows)."""
+    columns = [table.column(name).to_pylist() for name in HIT_COLUMNS]
+    return [
+        (score, UnitHit(chunk_id, chat, first, last, tuple(ids), score))
+        for (score, _), chunk_id, chat, first, last, ids in zip(best, *columns, strict=True)
+    ]
 
 
 def _messages_to_json(messages: Sequence[Message]) -> str:
@@ -545,10 +556,7 @@ class LanceStore:
     ) -> list[UnitHit]:
         """The `limit` chunks nearest to `vector` (cosine) among those passing the filters, exactly;
         each carries its similarity (evidence for how good a match is). `threads`: the matrix scan's."""
-        return [  # not `dataclasses.replace`: it inspects the fields anew each call (~1 ms for 200 hits)
-            UnitHit(h.chunk_id, h.conversation_id, h.first_index, h.last_index, h.message_ids, score)
-            for score, h in self.scored_vector_search(vector, limit, filters, threads)
-        ]
+        return [hit for _, hit in self.scored_vector_search(vector, limit, filters, threads)]
 
     def scored_vector_search(
         self, vector: Vectors, limit: int, filters: Filters, threads: int = SCAN_THREADS
@@ -563,8 +571,8 @@ class LanceStore:
                 return self._lance_vector_search(vector, limit, filters)
             changed = covered
         best = snapshot.top(vector, limit, filters, changed, threads)
-        rows = snapshot.rows([row for _, row in best], HIT_COLUMNS)
-        hits = [(score, _unit_hit(row)) for (score, _), row in zip(best, rows, strict=True)]
+        taken = snapshot.meta.select(HIT_COLUMNS).take(pa.array([row for _, row in best], pa.int64()))
+        hits = _scored_hits(best, taken)
         if changed:  # the rewritten conversations' current rows, from LanceDB
             hits += self._lance_vector_search(vector, limit, filters, sql_in("conversation_id", changed))
             hits.sort(key=lambda pair: pair[0], reverse=True)
@@ -577,7 +585,8 @@ class LanceStore:
         query = self.chunks.search(vector.tolist()).metric("cosine").select(HIT_COLUMNS).limit(limit)
         where = " AND ".join(part for part in (filters.unit_sql(), scope, VECTOR_ROWS) if part)
         query = query.where(where, prefilter=True)
-        return [(1.0 - float(r["_distance"]), _unit_hit(r)) for r in query.to_arrow().to_pylist()]
+        scored = [(1.0 - float(r["_distance"]), r) for r in query.to_arrow().to_pylist()]
+        return [(score, _unit_hit(r, score)) for score, r in scored]
 
     @_survives_cleanup
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:

@@ -33,6 +33,9 @@ LEG_DEPTH = 100  # candidates each leg contributes to the fusion
 # The vector leg ranks every kind of unit at once; when the fusion uses windows or chat documents it
 # reads this many times deeper, so that each kind still gets about LEG_DEPTH candidates.
 VECTOR_OVERFETCH = 3
+# Beside the keyword leg the scan takes one core, not both: three busy threads on two cores made a search
+# slower than two (`bench/search_phases.py --only threads`; docs/BENCHMARKS.md, round five).
+HYBRID_SCAN_THREADS = 1
 
 
 @dataclass(frozen=True)
@@ -189,9 +192,7 @@ class SearchEngine:
             # The model runs without the GIL: the query is embedded (and the vector leg scanned) on a
             # worker while this thread runs the keyword leg and its coverage.
             reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
-            # Beside the keyword leg the scan takes one core, not both: three busy threads on two cores
-            # made a search slower than two (docs/BENCHMARKS.md, round five).
-            threads = 1 if mode == "hybrid" and analysed.terms else SCAN_THREADS
+            threads = HYBRID_SCAN_THREADS if mode == "hybrid" and analysed.terms else SCAN_THREADS
             vector_leg = _WORKERS.submit(self._vector_hits, analysed.text, fusion.query_form, reach, filters, threads)
         weights = self._weights(analysed)
         boosts = common_term_boosts(weights, fusion.common_share, fusion.common_weight)

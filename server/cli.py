@@ -275,7 +275,7 @@ def fast(argv: list[str]) -> int | None:
             values = check_export(rest)
         else:
             return None
-        lean = command in ("stats", "recent") and not values.as_json
+        lean = command in ("stats", "read", "export") or (command == "recent" and not values.as_json)
         if lean and (status := lean_answer(command, options, values)) is not None:
             return status
         return run(command, options, values)
@@ -312,16 +312,38 @@ def lean_catalog(options: GlobalOptions) -> tuple[str, QuickValues, sqlite3.Conn
 
 
 def lean_answer(command: str, options: GlobalOptions, values: Values) -> int | None:
-    """`stats` and `recent` as text from a current catalog, without pathlib, logging or pydantic
-    (`stats` also without json, re, typing or datetime); None: `run` answers."""
+    """`stats` (text), `recent` (text), `read` and `export` from a current catalog, without pathlib,
+    logging or pydantic (`stats` also without json, re, typing or datetime); None: `run` answers."""
     from server.cli_quick import echo
 
+    if command == "stats" and values.as_json:
+        return None
     found = lean_catalog(options)
     if found is None:
         return None
     home, settings, connection = found
+    if command == "export":
+        from server.cli_read import export_to
+
+        try:
+            return export_to(connection, values)  # writes as it reads: never retried by `run` once begun
+        finally:
+            connection.close()
+    text: str | None
     try:
-        if command == "stats":
+        if command == "read":
+            from server.cli_read import read_text
+
+            text = read_text(
+                connection,
+                values.uri,
+                offset=values.offset,
+                limit=values.limit,
+                around=values.around,
+                budget=settings.output_budget_chars,
+                as_json=values.as_json,
+            )
+        elif command == "stats":
             from server.cli_quick import stats_lines
             from storage.catalog_read import LeanStats
 
@@ -330,7 +352,7 @@ def lean_answer(command: str, options: GlobalOptions, values: Values) -> int | N
                 from storage.defaults import DEFAULT_MODEL
 
                 info.model = DEFAULT_MODEL
-            text: str | None = stats_lines(info)
+            text = stats_lines(info)
         else:
             from server.cli_recent import recent_text
 

@@ -1,25 +1,31 @@
 """`read_chat` over any source of chat rows: the store (`Library.read_chat`, the `read_chat` tool) and
 the catalog (`storage.catalog`: `pastchats read` without opening LanceDB). Tests compare the two
-sources on the same stores and arguments."""
+sources on the same stores and arguments.
+
+The paging rules (which chat a uri names, which message `around` names, where a page starts) are
+plain functions on plain values, importable without pydantic or `typing`: the lean `pastchats read`
+(`server.cli_read`) pages with the same functions (start-up speed).
+"""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Sequence
-from datetime import datetime
-from typing import Protocol
-
 from storage.errors import NotFound, UnknownMessage
-from storage.hits import ConversationMeta, chat_hit, shown
-from storage.models import Message
-from storage.results import ChatPage
 
+TYPE_CHECKING = False  # not typing's: the lean `pastchats read` does without importing it
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from datetime import datetime
+    from typing import Protocol
 
-class PageSource(Protocol):
-    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
-    def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]: ...
-    def message_position(self, conversation_id: str, message_id: str) -> int | None: ...
-    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]: ...
+    from storage.hits import ConversationMeta
+    from storage.models import Message
+    from storage.results import ChatPage
+
+    class PageSource(Protocol):
+        def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
+        def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]: ...
+        def message_position(self, conversation_id: str, message_id: str) -> int | None: ...
+        def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]: ...
 
 
 def read_chat(
@@ -27,12 +33,15 @@ def read_chat(
 ) -> ChatPage:
     """A page of a conversation's messages; `around` (a message number from 1, or a message id)
     centres the page on that message."""
+    from storage.hits import chat_hit, shown  # deferred: pydantic (see the module's docstring)
+    from storage.results import ChatPage
+
     meta = meta_for(source, uri)
     uri = meta.id
-    position = None if around is None else message_index(source, meta, around)
-    if position is not None:
-        offset = max(0, position - limit // 2)
-    offset = max(0, min(offset, max(meta.message_count - 1, 0)))
+    position = None
+    if around is not None:
+        position = message_index(meta.id, meta.message_count, around, lambda mid: source.message_position(uri, mid))
+    offset = page_start(offset, limit, position, meta.message_count)
     messages = source.message_range(uri, offset, offset + limit - 1)
     focus = {m.id for m in messages if m.index == position}
     end = offset + len(messages)
@@ -44,32 +53,54 @@ def read_chat(
     )
 
 
+def candidates(uri: str) -> list[str]:
+    """The ids a uri may name, in the order they are tried: as stored, or as the text shows it
+    (attribute-escaped)."""
+    if "&" not in uri:  # nothing escaped (html.unescape would return it as it is); `html` costs ~2 ms to import
+        return [uri]
+    import html
+
+    return list(dict.fromkeys([uri, html.unescape(uri)]))
+
+
 def meta_for(source: PageSource, uri: str) -> ConversationMeta:
-    """The chat a uri names: as stored, or as the text shows it (attribute-escaped)."""
-    candidates = list(dict.fromkeys([uri, html.unescape(uri)]))
-    metas = source.metas(candidates)
-    for candidate in candidates:
+    """The chat a uri names (`candidates`); NotFound when none."""
+    tried = candidates(uri)
+    metas = source.metas(tried)
+    for candidate in tried:
         if candidate in metas:
             return metas[candidate]
-    raise NotFound(f"no chat with uri {uri!r}")
+    raise not_found(uri)
 
 
-def message_index(source: PageSource, meta: ConversationMeta, around: str | int) -> int:
-    """The 0-based index of the message `around` names: its number as shown (`12`, `"#12"`) or its id."""
+def not_found(uri: str) -> NotFound:
+    return NotFound(f"no chat with uri {uri!r}")
+
+
+def page_start(offset: int, limit: int, position: int | None, message_count: int) -> int:
+    """The index of a page's first message: centred on `position` when given, never past the last message."""
+    if position is not None:
+        offset = max(0, position - limit // 2)
+    return max(0, min(offset, max(message_count - 1, 0)))
+
+
+def message_index(chat_id: str, message_count: int, around: str | int, position_of: Callable[[str], int | None]) -> int:
+    """The 0-based index of the message `around` names: its number as shown (`12`, `"#12"`) or its id
+    (`position_of` finds an id's index in the chat)."""
     if isinstance(around, str):
-        position = source.message_position(meta.id, around)
+        position = position_of(around)
         if position is not None:
             return position
         digits = around.strip().lstrip("#")
         if not digits.isdigit():
             raise UnknownMessage(
-                f"around={around!r} is neither a message number (1-{meta.message_count}) nor a message id "
-                f"of chat {meta.id!r}. Pass the number a result shows before the role, e.g. around=12."
+                f"around={around!r} is neither a message number (1-{message_count}) nor a message id "
+                f"of chat {chat_id!r}. Pass the number a result shows before the role, e.g. around=12."
             )
         around = int(digits)
-    if not 1 <= around <= meta.message_count:
+    if not 1 <= around <= message_count:
         raise UnknownMessage(
-            f"around={around} is outside chat {meta.id!r}, which has messages 1-{meta.message_count}. "
+            f"around={around} is outside chat {chat_id!r}, which has messages 1-{message_count}. "
             "Pass the number a result shows before the role, e.g. around=1."
         )
     return around - 1

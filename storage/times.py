@@ -10,13 +10,19 @@ it, the models refuse them, and search filters are clamped to it (a bound beyond
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import overload
+
+TYPE_CHECKING = False  # not typing's: importing `typing` costs the lean CLI commands ~5 ms of start-up
+if TYPE_CHECKING:  # the overloads are for the type checker only (each block holds only overloads)
+    from typing import overload
+
+if TYPE_CHECKING:
+
+    @overload
+    def utc(value: datetime) -> datetime: ...
+    @overload
+    def utc(value: None) -> None: ...
 
 
-@overload
-def utc(value: datetime) -> datetime: ...
-@overload
-def utc(value: None) -> None: ...
 def utc(value: datetime | None) -> datetime | None:
     """The same instant, aware, in UTC. A naive value is taken to be UTC already: that is how LanceDB
     and Tantivy hand times back, and importers convert local times before they get here."""
@@ -60,10 +66,14 @@ def storable_or_none(value: datetime | None) -> datetime | None:
     return None if value is None or not storable(value) else utc(value)
 
 
-@overload
-def naive_utc(value: datetime) -> datetime: ...
-@overload
-def naive_utc(value: None) -> None: ...
+if TYPE_CHECKING:
+
+    @overload
+    def naive_utc(value: datetime) -> datetime: ...
+    @overload
+    def naive_utc(value: None) -> None: ...
+
+
 def naive_utc(value: datetime | None) -> datetime | None:
     """UTC without a zone, as LanceDB and Tantivy store it."""
     return None if value is None else utc(value).replace(tzinfo=None)

@@ -4,8 +4,10 @@ an import of a missing path, answered without click or pydantic-settings as the 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -58,18 +60,29 @@ FAST = [
     ["read", "nginx"],
     ["read", "--limit=1", "bread", "--offset", "1"],
     ["read", "nginx", "--around", "2", "--json"],
+    ["read", "nginx", "--around=nginx-m1", "--limit", "1"],
+    ["read", "--json", "--offset=1", "bread"],
+    ["read", " nginx "],
+    ["read", "nginx", "--around", "  "],
     ["export"],
     ["export", "--format", "json", "--project", "homelab"],
     ["export", "--source=nowhere"],
+    ["export", "--format=json", "--source", "pastchats", "--project", "Homelab"],
     ["import", "/nonexistent/pastchats-test/chats.json"],
     ["import", "--json", "/nonexistent/pastchats-test/chats.json", "--sample", "/nonexistent/other"],
 ]
 HELPS = [["--help"], ["-h"], ["stats", "--help"], ["recent", "-h"], ["import", "--help"], ["model", "--help"]]
-# Answered without pydantic either (text from a current catalog).
-LEAN = [args for args in FAST if args[0] in ("stats", "recent") and "--json" not in args and "-n1" not in args]
+# Answered without pydantic either (from a current catalog): `stats` and `recent` as text, `read`, `export`.
+LEAN = [
+    args
+    for args in FAST
+    if args[0] in ("read", "export") or (args[0] in ("stats", "recent") and "--json" not in args and "-n1" not in args)
+]
 # Left to the click group (errors it words, values the fast path does not read): the same answer.
 CLICK = [
     ["read", "no-such-chat"],
+    ["read", "no-such-chat", "--json"],
+    ["read", "nginx", "--around", "nginx-m9"],
     ["read", "nginx", "--around", "99"],
     ["read", "nginx", "--limit", "0"],
     ["read", "nginx", "bread"],
@@ -157,17 +170,30 @@ def test_help_on_a_narrow_terminal_is_clicks_own(home: Path, env: dict[str, str]
     assert "click" in loaded
 
 
+@pytest.mark.parametrize("args", [["stats"], ["read", "nginx", "--json"], ["export", "--format", "json"]])
 def test_a_store_without_a_catalog_is_answered_by_the_store_and_then_fast(
-    home: Path, env: dict[str, str], tmp_path: Path
+    home: Path, env: dict[str, str], tmp_path: Path, args: list[str]
 ) -> None:
     copy = tmp_path / "store"
     subprocess.run(["cp", "-a", str(home), str(copy)], check=True)
     (copy / "catalog.sqlite").unlink(missing_ok=True)
-    *first, loaded = run(copy, env, ["stats"], full=False)
+    *first, loaded = run(copy, env, args, full=False)
     assert "lancedb" in loaded
-    *again, loaded = run(copy, env, ["stats"], full=False)
+    *again, loaded = run(copy, env, args, full=False)
     assert again == first
     assert loaded == set()
+
+
+def test_a_stale_catalog_is_not_read_by_the_lean_commands(home: Path, env: dict[str, str], tmp_path: Path) -> None:
+    copy = tmp_path / "store"
+    subprocess.run(["cp", "-a", str(home), str(copy)], check=True)
+    for args in (["read", "nginx"], ["export"]):
+        with closing(sqlite3.connect(copy / "catalog.sqlite")) as connection, connection:  # a write it missed
+            connection.execute("UPDATE stamps SET version = version - 1 WHERE name = 'messages'")
+            connection.execute("UPDATE chats SET title = 'stale' WHERE id = 'nginx'")
+        *answer, loaded = run(copy, env, args, full=False)
+        assert "stale" not in answer[0]
+        assert "lancedb" in loaded
 
 
 def test_the_stored_help_texts_are_what_the_click_group_prints() -> None:
@@ -194,3 +220,28 @@ def test_an_export_to_a_file_is_the_click_groups(home: Path, env: dict[str, str]
             assert loaded - {"pydantic"} == set(), loaded
     assert written[0] == written[1]
     assert written[0][3].count(b'"id"') >= 2
+
+
+LIGHT = """
+import sys
+sys.argv[0] = "pastchats"
+from server.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+heavy = ("typing", "html", "pathlib", "logging", "dataclasses", "pydantic", "lancedb", "click")
+print("\\nLOADED " + " ".join(m for m in heavy if m in sys.modules), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "args", [["stats"], ["recent"], ["read", "nginx"], ["read", "nginx", "--json", "--around", "2"], ["export"]]
+)
+def test_the_lean_commands_import_none_of_the_costly_standard_modules(
+    home: Path, env: dict[str, str], args: list[str]
+) -> None:
+    argv = [sys.executable, "-c", LIGHT, "--home", str(home), *args]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout
+    assert done.stderr.rsplit("\nLOADED", 1)[1].split() == []

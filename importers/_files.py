@@ -8,57 +8,35 @@ changes between the check and the open cannot slip through.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
-import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from importers.base import ImportReport
+from importers.sniff_files import (  # moved there: detection reads files without pydantic (start-up speed)
+    NotRegularFile,
+    any_file,
+    is_regular,
+    not_regular_reason,
+    open_regular,
+    read_head,
+    walk_files,
+)
 
-
-class NotRegularFile(OSError):
-    """The path is a FIFO, device, socket or directory: never read as a chat file."""
-
-
-_KINDS = {
-    stat.S_IFIFO: "a FIFO (named pipe)",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFDIR: "a folder",
-}
-
-
-def not_regular_reason(mode: int) -> str:
-    return f"not a regular file but {_KINDS.get(stat.S_IFMT(mode), 'a special file')}"
-
-
-def is_regular(path: Path) -> bool:
-    """Whether the path (following symlinks) is a regular file; never opens it, never raises."""
-    try:
-        return stat.S_ISREG(path.stat().st_mode)
-    except (OSError, ValueError):
-        return False
-
-
-def open_regular(path: Path) -> IO[bytes]:
-    """Open a regular file for binary reading; raises NotRegularFile (an OSError) for anything else."""
-    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(errno.EINVAL, not_regular_reason(mode), str(path))
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+__all__ = [
+    "NotRegularFile",
+    "any_file",
+    "file_time",
+    "is_regular",
+    "iter_jsonl",
+    "not_regular_reason",
+    "open_regular",
+    "read_head",
+    "read_regular",
+    "walk_files",
+]
 
 
 def read_regular(path: Path) -> bytes:
@@ -95,47 +73,3 @@ def iter_jsonl(path: Path, report: ImportReport) -> Iterator[tuple[int, Any]]:
                     broken += 1
     if broken:
         report.note(f"{path.name}: {broken} unreadable line(s) skipped")
-
-
-def walk_files(root: Path, depth: int) -> Iterator[Path]:
-    """Files under root, at most `depth` directories down, shallowest first, in name order.
-    Hidden directories below the root are not entered."""
-    level = [root]
-    for _ in range(depth + 1):
-        next_level: list[Path] = []
-        for directory in level:
-            try:
-                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-            except OSError:
-                continue
-            for entry in entries:
-                try:
-                    if entry.is_file():
-                        yield Path(entry.path)
-                    elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
-                        next_level.append(Path(entry.path))
-                except OSError:
-                    continue
-        level = next_level
-
-
-def any_file(root: Path, depth: int, wanted: Callable[[Path], bool], limit: int = 2000) -> bool:
-    """Whether a file under root (at most `depth` down, the first `limit` files) passes `wanted`.
-
-    For detection: `wanted` should check the name first and read a head only for likely names.
-    """
-    for visited, found in enumerate(walk_files(root, depth)):
-        if visited >= limit:
-            return False
-        if wanted(found):
-            return True
-    return False
-
-
-def read_head(path: Path, size: int = 16384) -> str:
-    """The start of a file as text, or "" if it cannot be read. For cheap detection."""
-    try:
-        with open_regular(path) as handle:
-            return handle.read(size).decode("utf-8", "replace").lstrip("\ufeff")
-    except OSError:
-        return ""

@@ -24,14 +24,15 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
 from pathlib import Path
 
+from importers import sniff
 from importers._common import Turn, Unusable, build_conversation, expand_home, summarise_tool_result
-from importers._files import read_head, read_regular
+from importers._files import read_regular
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
-HISTORY_FILE = ".aider.chat.history.md"
-# The very first releases (May 2023) wrote "Aider" capitalised and prefixed user lines "#### > ".
-_SESSION = re.compile(r"^# [Aa]ider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t]*\r?$", re.MULTILINE)
+HISTORY_FILE = sniff.AIDER_HISTORY
+_SESSION = sniff.AIDER_SESSION
+# The very first releases (May 2023) prefixed user lines "#### > ".
 _USER = re.compile(r"^####(?: |$)")
 _TOOL = re.compile(r"^>(?: |$)")
 _HARD_BREAK = "  "
@@ -67,11 +68,7 @@ class AiderImporter:
         return []
 
     def detect(self, path: Path) -> bool:
-        if path.is_dir():
-            return (path / HISTORY_FILE).is_file()
-        if not path.is_file() or path.suffix.lower() != ".md":
-            return False
-        return path.name == HISTORY_FILE or _SESSION.match(read_head(path, 512).lstrip()) is not None
+        return sniff.aider(path)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name

@@ -17,7 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from importers._bundle import BrokenJson, Bundle, Malformed, open_bundle
+from importers import sniff
+from importers._bundle import BrokenJson, Bundle, Malformed
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -39,7 +40,7 @@ from importers._json import iter_json_values
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
-_SHARD = re.compile(r"^conversations(-\d+)?\.json$")
+_members = sniff.chatgpt_members
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
 _REASONING_CONTENT = {"thoughts", "reasoning_recap"}
 _SILENT_CONTENT = {"user_editable_context", "model_editable_context"}
@@ -48,27 +49,12 @@ _MARKER = re.compile("([ \t]*)\ue200([^\ue200\ue201]*)\ue201")  # with the space
 _PRIVATE_USE = re.compile("[\ue200-\ue2ff]")
 
 
-def looks_like_chatgpt(head: str) -> bool:
-    return '"mapping"' in head and ('"current_node"' in head or '"create_time"' in head)
-
-
 class ChatGPTImporter:
     name = "chatgpt"
     description = "ChatGPT data export (zip, folder, conversations.json or conversations-NNN.json shards)"
 
     def detect(self, path: Path) -> bool:
-        if path.is_file() and path.suffix.lower() not in {".zip", ".json"}:
-            return False
-        bundle = open_bundle(path)
-        if bundle is None:
-            return False
-        members = _members(bundle)
-        if not members:
-            return False
-        head = bundle.head(members[0])
-        if looks_like_chatgpt(head):
-            return True
-        return head.strip() in {"", "[]"} and (bundle.has("export_manifest.json") or bundle.has("user.json"))
+        return sniff.chatgpt(path)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -112,15 +98,6 @@ def _conversations(stream: IO[bytes]) -> Iterator[Any]:
         lone_object=lambda document: isinstance(document.get("mapping"), dict),
         lone_object_error="a JSON object without a conversation `mapping`; expected an export or one conversation",
     )
-
-
-def _members(bundle: Bundle) -> list[str]:
-    shards = [name for name in bundle.names() if _SHARD.match(name)]
-    if shards:
-        return sorted(shards)
-    if bundle.kind == "file" and bundle.path.suffix.lower() == ".json":
-        return [bundle.path.name]
-    return []
 
 
 def _convert(raw: object, report: ImportReport, unknown: UnknownCounts, fallback: datetime) -> Conversation:

@@ -14,7 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from importers._bundle import BrokenJson, Bundle, Malformed, iter_json_array, open_bundle
+from importers import sniff
+from importers._bundle import BrokenJson, Bundle, Malformed, iter_json_array
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -35,13 +36,10 @@ from importers._files import file_time
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
-CONVERSATIONS = "conversations.json"
+CONVERSATIONS = sniff.CLAUDE_CONVERSATIONS
+_member = sniff.claude_member
 _SENDERS: dict[str, Role] = {"human": "user", "user": "user", "assistant": "assistant"}
 _SKIPPED_BLOCKS = {"thinking", "redacted_thinking", "token_budget"}
-
-
-def looks_like_claude(head: str) -> bool:
-    return '"mapping"' not in head and ('"chat_messages"' in head or ('"account"' in head and '"uuid"' in head))
 
 
 class ClaudeImporter:
@@ -49,19 +47,7 @@ class ClaudeImporter:
     description = "Claude.ai data export (zip, folder or conversations.json)"
 
     def detect(self, path: Path) -> bool:
-        if path.is_file() and path.suffix.lower() not in {".zip", ".json"}:
-            return False
-        bundle = open_bundle(path)
-        if bundle is None:
-            return False
-        member = _member(bundle)
-        if member is None:
-            return False
-        head = bundle.head(member)
-        if looks_like_claude(head):
-            return True
-        # An export with no chats yet is `[]`: tell it apart by the files a Claude export has.
-        return head.strip() in {"", "[]"} and bundle.has("users.json") and not bundle.has("user.json")
+        return sniff.claude(path)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -93,14 +79,6 @@ class ClaudeImporter:
         if seen == 0:
             raise SourceError(f"{path.name} holds no conversations")
         note_unknown(report, unknown)
-
-
-def _member(bundle: Bundle) -> str | None:
-    if bundle.has(CONVERSATIONS):
-        return CONVERSATIONS
-    if bundle.kind == "file" and bundle.path.suffix.lower() == ".json":
-        return bundle.path.name
-    return None
 
 
 def _project_names(bundle: Bundle, report: ImportReport) -> dict[str, str]:

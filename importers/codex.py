@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from importers import sniff
 from importers._common import (
     Turn,
     UnknownCounts,
@@ -31,13 +32,14 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head
+from importers._files import file_time, iter_jsonl
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation
 
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
 _CWD = re.compile(r"<cwd>\s*(.*?)\s*</cwd>", re.DOTALL)
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", re.IGNORECASE)
+_roots = sniff.codex_roots
 _SILENT_ITEMS = {"reasoning", "ghost_snapshot"}
 # `event_msg` repeats what the response items say, for the UI; `turn_context` is settings;
 # `compacted` is the summary the model continues from after compaction (the messages stay above it).
@@ -51,17 +53,6 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     configured = env.get("CODEX_HOME", "").strip()
     codex_home = expand_home(configured, home) if configured else home / ".codex"
     return [codex_home / "sessions", codex_home / "archived_sessions"]
-
-
-def looks_like_rollout(path: Path) -> bool:
-    if path.suffix != ".jsonl":
-        return False
-    head = read_head(path, 8192)
-    first = head.split("\n", 1)[0]
-    if '"session_meta"' in first:
-        return True
-    # Early rollouts: a bare `{id, timestamp, instructions}` line, then bare response items.
-    return path.name.startswith("rollout-") and '"timestamp"' in first and '"sessionId"' not in first
 
 
 class CodexImporter:
@@ -79,9 +70,7 @@ class CodexImporter:
         return []
 
     def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return looks_like_rollout(path)
-        return path.is_dir() and any(any_file(root, 4, looks_like_rollout) for root in _roots(path))
+        return sniff.codex(path)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -91,11 +80,6 @@ class CodexImporter:
         unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "rollout")
         note_unknown(report, unknown)
-
-
-def _roots(path: Path) -> list[Path]:
-    inside = [path / name for name in ("sessions", "archived_sessions") if (path / name).is_dir()]
-    return inside or [path]
 
 
 def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:

@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from importers import sniff
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -74,14 +75,6 @@ def default_locations(env: Mapping[str, str], home: Path, platform: str = sys.pl
     return [user / "globalStorage" / DB_NAME, user / "workspaceStorage"]
 
 
-def is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
-
-
 class CursorImporter:
     name = "cursor"
     description = "Cursor chats (a state.vscdb, or Cursor's User / globalStorage / workspaceStorage folder)"
@@ -97,9 +90,7 @@ class CursorImporter:
         return context_files(session)
 
     def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return path.suffix == ".vscdb" and is_sqlite(path)
-        return path.is_dir() and any(f.name == DB_NAME for f in walk_files(path, 2))
+        return sniff.cursor(path)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name

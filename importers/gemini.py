@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from importers import sniff
 from importers._common import (
     Turn,
     UnknownCounts,
@@ -34,10 +35,11 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head, read_regular
+from importers._files import file_time, iter_jsonl, read_head, read_regular
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation
 
+_root = sniff.gemini_root
 _STATUS_TYPES = {"info", "error", "warning"}
 PROJECT_ROOT_FILE = ".project_root"
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -49,12 +51,6 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     configured = env.get("GEMINI_CLI_HOME", "").strip()
     base = expand_home(configured, home) if configured else home
     return [base / ".gemini" / "tmp"]
-
-
-def looks_like_session(path: Path) -> bool:
-    if not path.name.startswith("session-") or path.suffix not in {".json", ".jsonl"}:
-        return False
-    return '"projectHash"' in read_head(path, 8192)
 
 
 class GeminiImporter:
@@ -73,9 +69,7 @@ class GeminiImporter:
         return context_files(session)
 
     def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return looks_like_session(path)
-        return path.is_dir() and any_file(_root(path), 3, looks_like_session)
+        return sniff.gemini(path)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -93,10 +87,6 @@ class GeminiImporter:
         convert = lambda file: _convert(file, report, unknown, names)  # noqa: E731
         yield from convert_each(path, current, report, convert, "session")
         note_unknown(report, unknown)
-
-
-def _root(path: Path) -> Path:
-    return path / "tmp" if (path / "tmp").is_dir() else path
 
 
 def _session_files(root: Path) -> list[Path]:

@@ -21,7 +21,6 @@ TYPE_CHECKING = False  # not typing's: importing `typing` costs about a bare int
 if TYPE_CHECKING:  # imported where used: `--help` and argument errors do without them (start-up speed)
     import sqlite3
     from datetime import datetime
-    from pathlib import Path
     from typing import Literal
 
     from server.settings_quick import QuickValues
@@ -43,7 +42,9 @@ class Values:
         self.after: datetime | None = None
         self.project: str | None = None
         self.as_json = False
-        self.missing: Path | None = None  # `import`: its first path, which does not exist
+        # `import`
+        self.paths: list[str] = []
+        self.import_format: str | None = None
         # `read`
         self.uri = ""
         self.offset = 0
@@ -62,9 +63,10 @@ class Fallback(PastchatsError):
 class ArgumentProblem(PastchatsError):
     """A value click would refuse: the same message, the same exit status (2)."""
 
-    def __init__(self, command: str, message: str):
+    def __init__(self, command: str, message: str, usage: str = "[OPTIONS]"):
         super().__init__(message)
         self.command = command
+        self.usage = usage
 
 
 def program_name() -> str:
@@ -241,15 +243,68 @@ def check_export(tokens: list[str]) -> Values:
     return values
 
 
-def missing_source(tokens: list[str]) -> Path:
-    """The first path of `import PATH...`, when it does not exist: the first thing import checks (once
-    the settings are read), before it loads the importers, the store or the model."""
+def check_import(tokens: list[str]) -> Values:
+    """`import`'s paths and format, the format checked as click's choice checks it (`importers.formats`
+    lists the formats without importing the importers)."""
+    values = Values()
+    options = split_options(tokens, {"--format"}, {"--sample", "--json"}, values.paths)
+    formats = [raw for name, raw in options if name == "--format"]
+    if len(formats) > 1 or not values.paths:
+        raise Fallback  # click's own reading (the last one wins) and its usage error
+    if formats:
+        from importers.formats import FORMATS
+
+        if formats[0] not in FORMATS:
+            choices = ", ".join(repr(name) for name in FORMATS)
+            message = f"Invalid value for '--format': {formats[0]!r} is not one of {choices}."
+            raise ArgumentProblem("import", message, "[OPTIONS] [PATHS]...")
+        values.import_format = formats[0]
+    return values
+
+
+def shown_path(token: str) -> str:
+    """The path as click's `Path(path_type=Path)` gives it to the command (`str(pathlib.Path(token))`),
+    without importing pathlib when the token is already in that form."""
+    parts = token.split("/")
+    if all(part not in ("", ".") for part in parts[1:]) and parts[0] != "." and not token.startswith("//"):
+        return token
     from pathlib import Path
 
-    paths = [token for token in tokens if token not in ("--sample", "--json")]
-    if not paths or any(token.startswith("-") for token in paths) or Path(paths[0]).exists():
-        raise Fallback
-    return Path(paths[0])
+    return str(Path(token))
+
+
+def import_problem(options: GlobalOptions, values: Values) -> int | None:
+    """`import`'s answer when a path is missing, unreadable or not in the format named (what
+    `importers.registry.choose` says, in the same words, before the store or the model loads); None
+    when every path is fine (the click group imports) or the settings need the full reader."""
+    from server.settings_quick import quick_values
+
+    if options.home is not None and os.path.exists(options.home) and not os.path.isdir(options.home):
+        return None  # click refuses a file as --home, in its words
+    settings = quick_values(home=options.home, model=options.model)
+    if settings is None or settings.log_file is not None:  # a log file is created even when nothing logs
+        return None
+    for token in values.paths:
+        shown = shown_path(token)
+        problem = None
+        if not os.path.exists(shown):
+            problem = f"{shown} does not exist"  # as importers.sniff says it, without importing it
+        else:
+            from pathlib import Path
+
+            from importers.sniff import choose
+            from storage.errors import SourceError
+
+            try:
+                choose(Path(shown), values.import_format)
+            except SourceError as exc:
+                problem = str(exc)
+        if problem is not None:
+            from server.cli_quick import echo
+
+            echo(f"Error: {problem}", err=True)
+            return 1
+    return None
 
 
 def fast(argv: list[str]) -> int | None:
@@ -267,8 +322,7 @@ def fast(argv: list[str]) -> int | None:
             valued = {*RECENT_INTS, *RECENT_CHOICES, *RECENT_TIMES, *RECENT_TEXTS}
             values = check_recent(split_options(rest, valued, {"--json"}))
         elif command == "import":
-            values = Values()
-            values.missing = missing_source(rest)
+            return import_problem(options, check_import(rest))
         elif command == "read":
             values = check_read(rest)
         elif command == "export":
@@ -286,7 +340,7 @@ def fast(argv: list[str]) -> int | None:
         if prog != PROG:
             return None
         sys.stderr.write(
-            f"Usage: {prog} {problem.command} [OPTIONS]\nTry '{prog} {problem.command} --help' for help.\n\n"
+            f"Usage: {prog} {problem.command} {problem.usage}\nTry '{prog} {problem.command} --help' for help.\n\n"
             f"Error: {problem}\n"
         )
         return 2
@@ -394,9 +448,6 @@ def run(command: str, options: GlobalOptions, values: Values) -> int | None:
     if settings is None:
         return None
     configure_logging(settings)
-    if values.missing is not None:
-        echo(f"Error: {values.missing} does not exist", err=True)  # as importers.registry says it
-        return 1
     if command == "export":
         return export_catalog(settings.home.expanduser(), values)
     try:

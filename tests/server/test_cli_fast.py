@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from importers import cursor_store, registry, sniff
 from server.cli_help import help_texts
 from server.cli_help_texts import HELP
 from server.settings_quick import terminal_columns
@@ -70,6 +71,10 @@ FAST = [
     ["export", "--format=json", "--source", "pastchats", "--project", "Homelab"],
     ["import", "/nonexistent/pastchats-test/chats.json"],
     ["import", "--json", "/nonexistent/pastchats-test/chats.json", "--sample", "/nonexistent/other"],
+    ["import", "--format", "xml", "/nonexistent/pastchats-test/chats.json"],
+    ["import", "--format=claude", "/nonexistent/pastchats-test/chats.json"],
+    ["import", "./nonexistent-pastchats//", "--format", "cursor"],
+    ["import", "/dev/null", "--format", "plain"],
 ]
 HELPS = [["--help"], ["-h"], ["stats", "--help"], ["recent", "-h"], ["import", "--help"], ["model", "--help"]]
 # Answered without pydantic either (from a current catalog): `stats` and `recent` as text, `read`, `export`.
@@ -100,7 +105,9 @@ CLICK = [
     ["recent", "--project", ""],
     ["recent", "--json", "--help"],
     ["import"],
-    ["import", "/nonexistent/pastchats-test/chats.json", "--format", "claude"],
+    ["import", "--format", "claude"],
+    ["import", "--format", "xml"],
+    ["import", "/nonexistent/a.json", "--format", "claude", "--format", "xml"],
 ]
 
 
@@ -245,3 +252,33 @@ def test_the_lean_commands_import_none_of_the_costly_standard_modules(
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout
     assert done.stderr.rsplit("\nLOADED", 1)[1].split() == []
+
+
+def test_a_path_in_another_format_than_named_is_answered_without_the_importers(
+    home: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    plain = tmp_path / "chats.json"
+    plain.write_text('{"conversations": []}', encoding="utf-8")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a chat", encoding="utf-8")
+    cases = [
+        ["import", "--format", "claude", str(plain)],
+        ["import", "--format=aider", str(notes)],
+        ["import", str(notes)],
+        ["import", "--format", "codex", str(tmp_path)],
+        ["import", "--format", "plain", str(plain), str(tmp_path / "missing.json")],
+        ["import", f"{tmp_path}/./chats.json/", "--format", "chatgpt"],
+    ]
+    for args in cases:
+        *fast, loaded = run(home, env, args, full=False)
+        *full, _ = run(home, env, args, full=True)
+        assert fast == full
+        assert fast[2] == 1
+        assert fast[1].startswith("Error: ")
+        assert loaded == set()
+    assert "it looks like plain (use --format plain" in run(home, env, cases[0], full=False)[1]
+
+
+def test_the_formats_the_fast_path_lists_are_the_importers() -> None:
+    assert list(sniff.FORMATS) == registry.names()
+    assert sniff.CURSOR_DB == cursor_store.DB_NAME

@@ -29,15 +29,18 @@ from pathlib import Path
 CLI = "import sys; sys.path.insert(0, {repo!r}); from server.cli import main; sys.argv[0] = 'pastchats'; main()"
 
 
-def commands(home: Path, missing: Path, uri: str) -> dict[str, list[str]]:
+def commands(home: Path, missing: Path, uri: str, plain: Path) -> dict[str, list[str]]:
     return {
         "stats": ["--home", str(home), "stats"],
         "recent": ["--home", str(home), "recent"],
         "read": ["--home", str(home), "read", uri],
+        "read --json": ["--home", str(home), "read", uri, "--json"],
         "export": ["--home", str(home), "export", "--out", "-"],
         "delete (no such chat)": ["--home", str(home), "delete", "no-such-chat"],
         "forget (nothing matches)": ["--home", str(home), "forget", "--project", "no-such-project", "--yes"],
         "import of a missing path": ["--home", str(home), "import", str(missing)],
+        "import --format of an unknown format": ["--home", str(home), "import", "--format", "xml", str(plain)],
+        "import --format claude of a plain file": ["--home", str(home), "import", "--format", "claude", str(plain)],
         "argument error (recent -n 99)": ["recent", "-n", "99"],
         "--help": ["--help"],
     }
@@ -96,11 +99,13 @@ def main() -> None:
         done = subprocess.run([*listing, "recent", "-n", "1", "--json"], env=env, check=True, capture_output=True)
         uri = json.loads(done.stdout)["chats"][0]["uri"]
 
+    plain = work / "chats.json"  # a file in the plain format, imported as another: refused, it names the format
+    plain.write_text('{"conversations": []}\n', encoding="utf-8")
     runs: dict[str, list[str]] = {"bare interpreter (python -c pass)": [sys.executable, "-c", "pass"]}
     for name, code in IMPORTS.items():
         runs[name] = [sys.executable, "-c", code.format(repo=str(repo))]
     for label, checkout in variants.items():
-        for name, argv in commands(homes[label], work / "missing.json", uri).items():
+        for name, argv in commands(homes[label], work / "missing.json", uri, plain).items():
             runs[f"{name} [{label}]"] = [sys.executable, "-c", CLI.format(repo=str(checkout)), *argv]
     walls: dict[str, list[float]] = {name: [] for name in runs}
     cpus: dict[str, list[float]] = {name: [] for name in runs}

@@ -104,7 +104,9 @@ def split_options(
             found.append((token[:2], token[2:]))
         else:
             raise Fallback
-    for _, given in found:
+    for name, given in found:
+        if name == "--out" and given == "-":
+            continue  # standard output, as click reads it too (the next token, whatever it is)
         if given is not None and (not given or given.startswith("-")):
             raise Fallback  # click's reading of these is subtle; let it decide
     return found

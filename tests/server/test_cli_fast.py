@@ -69,6 +69,8 @@ FAST = [
     ["export", "--format", "json", "--project", "homelab"],
     ["export", "--source=nowhere"],
     ["export", "--format=json", "--source", "pastchats", "--project", "Homelab"],
+    ["export", "--out", "-", "--format", "json"],
+    ["export", "--out=-"],
     ["import", "/nonexistent/pastchats-test/chats.json"],
     ["import", "--json", "/nonexistent/pastchats-test/chats.json", "--sample", "/nonexistent/other"],
     ["import", "--format", "xml", "/nonexistent/pastchats-test/chats.json"],
@@ -243,7 +245,8 @@ print("\\nLOADED " + " ".join(m for m in heavy if m in sys.modules), file=sys.st
 
 
 @pytest.mark.parametrize(
-    "args", [["stats"], ["recent"], ["read", "nginx"], ["read", "nginx", "--json", "--around", "2"], ["export"]]
+    "args",
+    [["stats"], ["recent"], ["read", "nginx"], ["read", "nginx", "--json", "--around", "2"], ["export", "--out", "-"]],
 )
 def test_the_lean_commands_import_none_of_the_costly_standard_modules(
     home: Path, env: dict[str, str], args: list[str]

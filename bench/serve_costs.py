@@ -210,7 +210,9 @@ async def _busy_then_idle(params: Any, wait: float) -> dict[str, Any]:
     async with Client(params, mode="legacy") as client:
         found = queries(count=40)
         for i, query in enumerate(found):
-            await client.call_tool("conversation_search", {"query": query, "max_results": 10})
+            result = await client.call_tool("conversation_search", {"query": query, "max_results": 10})
+            if result.is_error:
+                raise RuntimeError(f"search failed: {result.content}")
             if i % 5 == 4:
                 await client.call_tool("recent_chats", {"n": 10})
         pid = perf_spawn._children()[-1]

@@ -21,7 +21,7 @@ from typing import Literal
 
 import pyarrow as pa
 
-from storage import catalog, reading
+from storage import catalog, idle_release, reading
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
@@ -139,6 +139,7 @@ class Library:
     def prepare(self) -> None:
         """Map the derived files (the vector matrix, the chat rows) and open the keyword reader now,
         so that the first search does not pay for it."""
+        idle_release.arrow_from_malloc()
         snapshot = self.store.matrix.snapshot()
         if snapshot is not None:
             self.store.matrix.changed_since(snapshot)

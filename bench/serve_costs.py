@@ -98,9 +98,9 @@ def rescore(home: Path) -> dict[str, Any]:
     calls: list[tuple[Any, int, Any, list[str]]] = []
     top = vector_matrix.Snapshot.top
 
-    def recording(self: vector_matrix.Snapshot, query: Any, limit: int, filters: Any, exclude: Any) -> Any:
-        calls.append((query, limit, filters, list(exclude)))
-        return top(self, query, limit, filters, exclude)
+    def recording(self: vector_matrix.Snapshot, query: Any, limit: int, filters: Any, exclude: Any, *rest: Any) -> Any:
+        calls.append((query, limit, filters, list(exclude)))  # replayed with the default scan threads
+        return top(self, query, limit, filters, exclude, *rest)
 
     vector_matrix.Snapshot.top = recording  # type: ignore[method-assign]  # records, changes nothing
     for query in queries(count=40):
@@ -146,9 +146,9 @@ def against(home: Path, other: Path) -> dict[str, Any]:
     calls: list[tuple[Any, Any, list[str]]] = []
     top = vector_matrix.Snapshot.top
 
-    def recording(self: vector_matrix.Snapshot, query: Any, limit: int, filters: Any, exclude: Any) -> Any:
-        calls.append((query, filters, list(exclude)))
-        return top(self, query, limit, filters, exclude)
+    def recording(self: vector_matrix.Snapshot, query: Any, limit: int, filters: Any, exclude: Any, *rest: Any) -> Any:
+        calls.append((query, filters, list(exclude)))  # replayed with the default scan threads
+        return top(self, query, limit, filters, exclude, *rest)
 
     vector_matrix.Snapshot.top = recording  # type: ignore[method-assign]  # records, changes nothing
     for query in queries(count=40):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,9 +33,10 @@ LEG_DEPTH = 100  # candidates each leg contributes to the fusion
 # The vector leg ranks every kind of unit at once; when the fusion uses windows or chat documents it
 # reads this many times deeper, so that each kind still gets about LEG_DEPTH candidates.
 VECTOR_OVERFETCH = 3
-# Beside the keyword leg the scan leaves it a core: on two cores, three busy threads made a quiet machine's
-# search slower than two (`bench/search_phases.py --only threads`; docs/BENCHMARKS.md, round five).
-HYBRID_SCAN_THREADS = max(1, min(SCAN_THREADS, (os.cpu_count() or 1) - 1))
+# The scan's threads beside the keyword leg. One thread (leaving the keyword leg a core) won before the
+# float16 rows were read by `pread`, and lost after it at load 3.7-8 (`bench/search_phases.py --only
+# threads`; docs/BENCHMARKS.md, round five): both threads, until a quiet machine says otherwise.
+HYBRID_SCAN_THREADS = SCAN_THREADS
 
 
 @dataclass(frozen=True)

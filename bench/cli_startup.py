@@ -9,7 +9,9 @@ machine). The store is the bundled sample chats, imported once with the real mod
 `--model-cache` is given (else keyword-only), or a copy of `--store` (e.g. the 100k perf store).
 `--baseline-repo` also times the same commands from another checkout's code (e.g. main before a
 change), through the same interpreter. `import lancedb` is also timed alone, plain and as pastchats
-imports it (`storage.lancedb_import`).
+imports it (`storage.lancedb_import`). The commands that delete a chat run on a fresh copy of the
+store each time (not timed); the next command waits until that delete has been finished (by a
+background process, on the quick path) and the copy is gone, so no round pays for another's.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def commands(home: Path, missing: Path, uri: str, plain: Path) -> dict[str, list
         "export": ["--home", str(home), "export", "--out", "-"],
         "delete (no such chat)": ["--home", str(home), "delete", "no-such-chat"],
         "forget (nothing matches)": ["--home", str(home), "forget", "--project", "no-such-project", "--yes"],
+        "delete (one chat)": ["--home", str(home), "delete", uri],
+        "forget (the same chat by project)": ["--home", str(home), "forget", "--project", "{project}", "--yes"],
         "import of a missing path": ["--home", str(home), "import", str(missing)],
         "import --format of an unknown format": ["--home", str(home), "import", "--format", "xml", str(plain)],
         "import --format claude of a plain file": ["--home", str(home), "import", "--format", "claude", str(plain)],
@@ -51,6 +55,32 @@ IMPORTS = {
     "import lancedb (as pastchats does)": "import sys; sys.path.insert(0, {repo!r}); "
     "from storage.lancedb_import import import_lancedb; import_lancedb()",
 }
+
+
+# Commands that change the store: timed on a copy made just before (see the module's docstring).
+CHANGES = ("delete (one chat)", "forget (the same chat by project)")
+
+
+def on_a_copy(argv: list[str], home: Path) -> tuple[list[str], Path]:
+    """`argv` pointed at a fresh copy of `home`."""
+    copy = home.with_name(home.name + "-scratch")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(home, copy, symlinks=True)
+    return [str(copy) if arg == str(home) else arg for arg in argv], copy
+
+
+def settled(copy: Path) -> None:
+    """Wait until any delete committed in `copy` is finished and the lock let go, then remove it."""
+    deadline = time.monotonic() + 120
+    while (copy / "journal.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    lock = copy / "write.lock"
+    if lock.exists():
+        import fcntl
+
+        with lock.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # the finisher holds it until it is done
+    shutil.rmtree(copy, ignore_errors=True)
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -97,22 +127,32 @@ def main() -> None:
             shutil.copytree(home, homes[label], symlinks=True)
         listing = [sys.executable, "-c", CLI.format(repo=str(checkout)), "--home", str(homes[label])]
         done = subprocess.run([*listing, "recent", "-n", "1", "--json"], env=env, check=True, capture_output=True)
-        uri = json.loads(done.stdout)["chats"][0]["uri"]
+        newest = json.loads(done.stdout)["chats"][0]
+        uri, project = newest["uri"], newest["project"]
 
     plain = work / "chats.json"  # a file in the plain format, imported as another: refused, it names the format
     plain.write_text('{"conversations": []}\n', encoding="utf-8")
     runs: dict[str, list[str]] = {"bare interpreter (python -c pass)": [sys.executable, "-c", "pass"]}
+    scratch: dict[str, Path] = {}  # the commands run on a copy of this store
     for name, code in IMPORTS.items():
         runs[name] = [sys.executable, "-c", code.format(repo=str(repo))]
     for label, checkout in variants.items():
         for name, argv in commands(homes[label], work / "missing.json", uri, plain).items():
+            argv = [arg.replace("{project}", project or "") for arg in argv]
             runs[f"{name} [{label}]"] = [sys.executable, "-c", CLI.format(repo=str(checkout)), *argv]
+            if name in CHANGES:
+                scratch[f"{name} [{label}]"] = homes[label]
     walls: dict[str, list[float]] = {name: [] for name in runs}
     cpus: dict[str, list[float]] = {name: [] for name in runs}
     load = os.getloadavg()[0]
     for _ in range(args.repeats):
         for name, argv in runs.items():
+            copy = None
+            if name in scratch:
+                argv, copy = on_a_copy(argv, scratch[name])
             wall, cpu = timed(argv, env)
+            if copy is not None:
+                settled(copy)
             walls[name].append(wall)
             cpus[name].append(cpu)
 

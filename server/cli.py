@@ -329,6 +329,10 @@ def fast(argv: list[str]) -> int | None:
             values = check_read(rest)
         elif command == "export":
             values = check_export(rest)
+        elif command in ("delete", "forget"):
+            from server.cli_delete import answer  # commits the delete; a process of its own finishes it
+
+            return answer(command, rest, home=options.home, model=options.model, verbose=options.verbose)
         else:
             return None
         lean = command in ("stats", "read", "export") or (command == "recent" and not values.as_json)

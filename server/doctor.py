@@ -50,7 +50,9 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
     if health.interrupted_writes:
         problems.append(f"{health.interrupted_writes} chat(s) left half-written by an interrupted import")
     if health.unfinished_deletes:
-        problems.append(f"{health.unfinished_deletes} chat(s) an interrupted delete or forget left partly removed")
+        problems.append(  # hidden from every reader already; a background process or the next command removes them
+            f"{health.unfinished_deletes} chat(s) a delete or forget has not finished removing (still on disk)"
+        )
     if health.awaiting_embeddings:
         problems.append(f"{health.awaiting_embeddings} passage(s) await embeddings (keyword-searchable only)")
     if not problems:

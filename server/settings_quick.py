@@ -232,3 +232,9 @@ def terminal_columns() -> int:
         except (AttributeError, ValueError, OSError):
             columns = 0
     return columns or 80
+
+
+def process_environment(names: tuple[str, ...]) -> dict[str, str]:
+    """Those of `names` set here: the environment a helper process is given (the quick `delete`'s
+    finisher, `server.cli_delete`), read here as the only readers of the environment do."""
+    return {name: os.environ[name] for name in names if name in os.environ}

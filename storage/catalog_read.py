@@ -98,14 +98,15 @@ def deleting(home: str) -> bool:
     return bool(load_journal(os.path.join(home, JOURNAL))["deleting"])
 
 
-def open_current(home: str, *, store_meta: bool = True) -> sqlite3.Connection | None:
+def open_current(home: str, *, store_meta: bool = True, deletes: bool = False) -> sqlite3.Connection | None:
     """The catalog in a read transaction (the caller closes it) when it reflects LanceDB as it is now;
     None when missing, stale, unreadable, or a delete is half done.
 
     `store_meta`: also require `store.json` to be the one recorded, byte for byte (the lean `stats`
-    takes the store's model from the catalog; the full reader reads store.json itself)."""
+    takes the store's model from the catalog; the full reader reads store.json itself). `deletes`: a
+    committed delete does not count (the quick `delete`, holding the lock, leaves out its chats)."""
     path = os.path.join(home, FILE)
-    if not os.path.isfile(path) or deleting(home):
+    if not os.path.isfile(path) or (not deletes and deleting(home)):
         return None
     try:
         connection = connect(path)

@@ -33,7 +33,9 @@ from storage.errors import (
     UnknownProject,
 )
 from storage.filters import Filters, sql_in
+from storage.hiding import Hiding
 from storage.ingest import Ingestor, IngestProgress, IngestStats
+from storage.journal import DeletedWatch
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import LanceStore
 from storage.locks import WriteLock
@@ -82,7 +84,10 @@ class Library:
         dim = embedder.dim if embedder is not None else (stored_dim if isinstance(stored_dim, int) else 384)
         self.store = LanceStore(home / "lancedb", dim)
         self.keywords = KeywordIndex(home / "keyword")
+        # What a delete committed to and may not have removed yet: no read shows it (one stat a read).
+        self.deleted = DeletedWatch(str(home))
         self.engine = SearchEngine(self.store, self.keywords, embedder)
+        self.engine.hidden = self.deleted.ids
         self.lock.on_acquire = self._finish_deletes
         self._follow: ModelLoader | None = None
         self._meta_stamp: tuple[int, int, int] | None = None
@@ -135,6 +140,7 @@ class Library:
             if embedder.dim != self.store.dim:  # vectors of another size: open the store at that size
                 self.store = LanceStore(self.home / "lancedb", embedder.dim)
         self.engine = SearchEngine(self.store, self.keywords, embedder)
+        self.engine.hidden = self.deleted.ids
 
     def prepare(self) -> None:
         """Map the derived files (the vector matrix, the chat rows) and open the keyword reader now,
@@ -417,6 +423,13 @@ class Library:
         with self.lock.hold(timeout=wait):
             self.lock.commit_delete(dict.fromkeys(uris))
 
+    def prune(self, *, wait: float = -1) -> None:
+        """Drop the table versions the last writes superseded, when no reader needs them: after a
+        delete, the last copies of the deleted text in LanceDB (compaction writes a version: the catalog
+        follows)."""
+        with self._writing(timeout=wait):
+            self.store.prune()
+
     def unfinished_deletes(self) -> list[str]:
         """Conversations a delete committed to and whose caller may not have recorded them (it was
         killed): removed from every index, or about to be. `delete` them to take them off the list."""
@@ -432,8 +445,13 @@ class Library:
         if not ids:
             return
         try:
-            log.warning("finishing an interrupted delete of %d conversation(s)", len(ids))
+            # INFO, not a warning: the quick `pastchats delete` leaves every removal to this
+            log.info("finishing a delete of %d conversation(s)", len(ids))
+            stamps = catalog.recorded_stamps(self.home)
+            current = stamps is not None and stamps == catalog.table_stamps(self.store.path)
             self._remove(ids)
+            if current:  # keep the catalog current (the write that follows would rebuild it whole)
+                catalog.refresh(self.home, self.store, ids)
         except Exception:  # opening serves reads too; the journal keeps the ids for the next holder
             log.exception("could not finish an interrupted delete; the next write retries")
             return
@@ -480,7 +498,9 @@ class Library:
     ) -> list[RankedUnit]:
         """Retrieval units in fused rank order, before grouping by chat (for evaluation and tooling)."""
         filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
-        return self.engine.search_units(query, limit=limit, mode=mode, filters=filters, fusion=fusion)
+        units = self.engine.search_units(query, limit=limit, mode=mode, filters=filters, fusion=fusion)
+        hidden = self.deleted.ids()
+        return [unit for unit in units if unit.conversation_id not in hidden] if hidden else units
 
     def recent(
         self,
@@ -495,16 +515,20 @@ class Library:
 
         A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
         """
-        return recent_page(self.store, n=n, sort_order=sort_order, before=before, after=after, project=project)
+        hidden = self.deleted.ids()
+        source = Hiding(self.store, hidden) if hidden else self.store
+        return recent_page(source, n=n, sort_order=sort_order, before=before, after=after, project=project)
 
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)
         centres the page on that message. The same paging as `pastchats read` over the catalog."""
-        return reading.read_chat(self.store, uri, offset=offset, limit=limit, around=around)
+        hidden = self.deleted.ids()
+        source = Hiding(self.store, hidden) if hidden else self.store
+        return reading.read_chat(source, uri, offset=offset, limit=limit, around=around)
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""
-        conversation = self.store.conversation(uri)
+        conversation = None if uri in self.deleted.ids() else self.store.conversation(uri)
         if conversation is None:
             raise NotFound(f"no chat with uri {uri!r}")
         return conversation
@@ -515,7 +539,9 @@ class Library:
         where = Filters(project=project, source=source).sql()
         if ids is not None:
             where = " AND ".join(filter(None, [where, sql_in("id", ids)]))
-        return self.store.iter_conversations(where)
+        hidden = self.deleted.ids()
+        found = self.store.iter_conversations(where)
+        return (c for c in found if c.id not in hidden) if hidden else found
 
     def stats(self) -> StoreStats:
         return store_stats(self.store, self.home, self.model_name)

@@ -18,7 +18,6 @@ delete that never finished.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -34,7 +33,7 @@ from filelock import FileLock, Timeout
 
 from storage.errors import StoreBusy
 from storage.journal import FILE as JOURNAL
-from storage.journal import LISTS, load_journal
+from storage.journal import load_journal, save_journal
 
 
 class WriteLock:
@@ -116,15 +115,7 @@ class WriteLock:
         return load_journal(self.journal_path)
 
     def _save(self, data: dict[str, list[str]]) -> None:
-        if not any(data.values()):
-            self.journal_path.unlink(missing_ok=True)
-            return
-        tmp = self.journal_path.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
-            json.dump({name: data[name] for name in LISTS if data[name]}, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.journal_path)
+        save_journal(str(self.journal_path), data)
 
 
 class Readers:

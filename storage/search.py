@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -158,6 +158,8 @@ class SearchEngine:
         self.store = store
         self.keywords = keywords
         self.embedder = embedder
+        # Chats a delete committed to whose rows may still be indexed (`Library` sets it): never shown.
+        self.hidden: Callable[[], frozenset[str]] = frozenset
 
     def effective_mode(self, mode: SearchMode) -> tuple[SearchMode, list[str]]:
         if self.embedder is None and mode != "keyword":
@@ -445,8 +447,10 @@ class SearchEngine:
         units = ranking.units
         # Each chat's units in fused order; only the chats shown become `RankedUnit`s (below).
         in_chat: dict[str, list[tuple[str, float]]] = {}
+        hidden = self.hidden()
         for pair in ranking.fused:
-            in_chat.setdefault(units[pair[0]].conversation_id, []).append(pair)
+            if units[pair[0]].conversation_id not in hidden:
+                in_chat.setdefault(units[pair[0]].conversation_id, []).append(pair)
         none = ChatEvidence()
         strengths = {cid: ranking.evidence.get(cid, none).strength(ranking.weights) for cid in in_chat}
         matching = sum(1 for cid in in_chat if ranking.evidence.get(cid, none).matches())

@@ -100,7 +100,7 @@ def test_a_delete_cut_short_is_reported_and_finished_by_the_fix(machine: dict[st
     WriteLock(Path(machine["PASTCHATS_HOME"])).commit_delete(["bread"])  # killed right after its commit point
     result, checks = doctor(machine)
     assert result.exit_code == 1
-    assert "1 chat(s) an interrupted delete or forget left partly removed" in checks["store"]["summary"]
+    assert "1 chat(s) a delete or forget has not finished removing (still on disk)" in checks["store"]["summary"]
     assert checks["store"]["fix"] == "pastchats doctor --fix"
     fixed, checks = doctor(machine, "--fix")
     assert fixed.exit_code == 0, fixed.output

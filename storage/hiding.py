@@ -1,0 +1,57 @@
+"""The store as readers must see it while a delete is being finished: without the chats the delete
+committed to, whatever rows of theirs an index still holds (`storage.journal.DeletedWatch`).
+
+Used by `Library` only while the journal names such chats (the quick `pastchats delete` commits them
+and leaves the removal to a background process, `server.cli_delete`): the usual read pays nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from storage.filters import Filters
+from storage.hits import ConversationMeta
+from storage.lance_store import LanceStore
+from storage.models import Message
+
+
+class Hiding:
+    """A `ChatSource` and `PageSource` (`storage.recent`, `storage.reading`) over `store`, less `hidden`.
+
+    It has no `time_page`: a page of `recent` is then cut from the whole (filtered) timeline, which
+    costs a little more for the seconds a delete takes, and never counts a hidden chat in a page."""
+
+    def __init__(self, store: LanceStore, hidden: frozenset[str]):
+        self.store = store
+        self.hidden = hidden
+
+    def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
+        return [(at, cid) for at, cid in self.store.timeline(filters) if cid not in self.hidden]
+
+    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
+        return self.store.metas([cid for cid in ids if cid not in self.hidden])
+
+    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
+        return self.store.message_windows({cid: w for cid, w in windows.items() if cid not in self.hidden})
+
+    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
+        return self.store.message_spans([cid for cid in ids if cid not in self.hidden])
+
+    def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
+        return [] if conversation_id in self.hidden else self.store.message_range(conversation_id, first, last)
+
+    def message_position(self, conversation_id: str, message_id: str) -> int | None:
+        return None if conversation_id in self.hidden else self.store.message_position(conversation_id, message_id)
+
+    def column_counts(self, column: str) -> dict[str, int]:
+        return self.store.column_counts(column)
+
+    def counts(self) -> tuple[int, int, int]:
+        return self.store.counts()
+
+    def pending_count(self) -> int:
+        return self.store.pending_count()
+
+    def disk_bytes(self) -> int:
+        return self.store.disk_bytes()

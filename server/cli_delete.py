@@ -229,28 +229,43 @@ def show(command: str, request: Request, found: list[str]) -> int:
 def start_finisher(home: str) -> None:
     """Remove the committed chats from every index and the archive now, in a process of its own that
     outlives this one (its own session, no terminal), so the command returns at once."""
-    import subprocess
-    from contextlib import suppress
-
     from server.settings_quick import process_environment
 
     env = process_environment(KEPT_VARIABLES)
     # This checkout first: the finisher must be this code (an editable install finds it anyway)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    # If it cannot start, the delete is committed all the same: the next command or server removes them.
     if not sys.executable:
         return
-    with suppress(OSError):
-        subprocess.Popen(
-            [sys.executable, "-m", "server.cli_delete", home],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=root,
-            env=env,
-            start_new_session=True,
-        )
+    try:
+        spawn_detached([sys.executable, "-m", "server.cli_delete", home], env)
+    except OSError:  # the delete is committed all the same: the next command or server removes them
+        return
+
+
+def spawn_detached(argv: list[str], env: dict[str, str]) -> None:
+    """Start `argv` in a new session with its standard streams on the null device, not waited for.
+
+    `os.posix_spawn` rather than `subprocess`: importing subprocess costs ~10 ms, a fifth of the whole
+    command. Where posix_spawn or its new-session flag is missing, subprocess does the same."""
+    spawn = getattr(os, "posix_spawn", None)
+    if spawn is not None:
+        null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+        try:
+            spawn(argv[0], argv, env, file_actions=null, setsid=True)
+            return
+        except NotImplementedError:
+            pass
+    import subprocess
+
+    subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
 
 
 def finish(home: str) -> None:

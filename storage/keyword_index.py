@@ -184,7 +184,7 @@ class KeywordIndex:
 
     def replace(self, conversation_ids: Iterable[str], rows: Iterable[dict[str, Any]], titles: dict[str, str]) -> None:
         """Delete these conversations' documents and add `rows` (chunk rows), in one commit."""
-        writer = self.index.writer(heap_size=64_000_000, num_threads=1)
+        writer = self._writer(64_000_000)
         try:
             for cid in conversation_ids:
                 writer.delete_documents_by_term("conversation_id", cid)
@@ -198,10 +198,18 @@ class KeywordIndex:
             writer.wait_merging_threads()
 
     def clear(self) -> None:
-        writer = self.index.writer(heap_size=15_000_000, num_threads=1)
+        writer = self._writer(15_000_000)
         writer.delete_all_documents()
         writer.commit()
         writer.wait_merging_threads()
+
+    def _writer(self, heap_size: int) -> Any:
+        """A writer, with the files no commit refers to removed first. A writer killed between
+        writing a delete file and `meta.json` leaves that file behind under the very name the next
+        commit's deletes take (the same segment and opstamp), and that commit would fail on it."""
+        writer = self.index.writer(heap_size=heap_size, num_threads=1)
+        writer.garbage_collect_files()
+        return writer
 
     @staticmethod
     def _document(row: dict[str, Any], title: str) -> tantivy.Document:

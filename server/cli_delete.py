@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from storage.errors import PastchatsError
+from server.cli import Fallback, split_options  # the fast path's own reading of click's options
 
 TYPE_CHECKING = False  # not typing's (start-up speed)
 if TYPE_CHECKING:
@@ -30,10 +30,6 @@ STATE_FILE = "sync-state.json"  # importers.sources.sync_state.STATE_FILE (pydan
 FOUND = "Deleted {} chat(s) from every index and the archive."
 
 
-class Fallback(PastchatsError):
-    """This invocation is for the click command to answer."""
-
-
 class Request:
     def __init__(self) -> None:
         self.uris: list[str] = []
@@ -42,29 +38,6 @@ class Request:
         self.before_us: int | None = None
         self.yes = False
         self.as_json = False
-
-
-def split_options(
-    tokens: list[str], valued: set[str], flags: set[str], positionals: list[str] | None = None
-) -> list[tuple[str, str | None]]:
-    """(option, value) in command-line order, arguments into `positionals` (when the command takes
-    them): the subset of click's reading that `server.cli` also accepts; Fallback for anything else."""
-    found: list[tuple[str, str | None]] = []
-    rest = list(tokens)
-    while rest:
-        token = rest.pop(0)
-        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        if positionals is not None and token and not token.startswith("-"):
-            positionals.append(token)
-        elif name in flags and not eq:
-            found.append((name, None))
-        elif name in valued and (eq or rest):
-            found.append((name, value if eq else rest.pop(0)))
-        else:
-            raise Fallback
-    if any(given is not None and (not given or given.startswith("-")) for _, given in found):
-        raise Fallback  # click's reading of these is subtle; let it decide
-    return found
 
 
 def parse(command: str, tokens: list[str]) -> Request:

@@ -8,9 +8,10 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` alone costs about a bare interpreter start: the lean `stats` does without it
+    from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
-    from typing import Literal, Protocol
+    from typing import Literal, Protocol, TextIO
 
     from storage.catalog import Catalog
     from storage.library import Library
@@ -151,15 +152,23 @@ def export_catalog(home: Path, values: ExportValues) -> int | None:
     with Catalog.read(home) as catalog:
         if catalog is None:
             return None
-        if values.out == "-":
-            count = export(catalog, sys.stdout, project=values.project, source=values.source, format=values.format)
-        else:
-            try:
-                handle = open(values.out, "w", encoding="utf-8")  # noqa: SIM115  # closed below, before the echo
-            except OSError:
-                return None
-            with handle:
-                count = export(catalog, handle, project=values.project, source=values.source, format=values.format)
+        return export_out(
+            values, lambda out: export(catalog, out, project=values.project, source=values.source, format=values.format)
+        )
+
+
+def export_out(values: ExportValues, write: Callable[[TextIO], int]) -> int | None:
+    """Run `write` on standard output or `--out`'s file and say how many it wrote, as the click command
+    does; None, before writing anything, when the file cannot be opened (click words that error)."""
+    if values.out == "-":
+        count = write(sys.stdout)
+    else:
+        try:
+            handle = open(values.out, "w", encoding="utf-8")  # noqa: SIM115  # closed below, before the echo
+        except OSError:
+            return None
+        with handle:
+            count = write(handle)
     sys.stdout.flush()
     echo(f"Exported {count} chat(s) to {'standard output' if values.out == '-' else values.out}.", err=True)
     return 0

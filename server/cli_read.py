@@ -27,19 +27,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from datetime import datetime
-    from typing import Any, Protocol, TextIO
+    from typing import Any, TextIO
 
-    class ExportValues(Protocol):
-        """What `export_to` reads of the command's values (`server.cli.Values`)."""
-
-        @property
-        def out(self) -> str: ...
-        @property
-        def project(self) -> str | None: ...
-        @property
-        def source(self) -> str | None: ...
-        @property
-        def format(self) -> str: ...
+    from server.cli_quick import ExportValues
+    from storage.export import ExportFormat
 
 
 BATCH = 200  # chats per query, as `storage.catalog` reads them for an export
@@ -223,39 +214,20 @@ def records(connection: sqlite3.Connection, project: str | None, source: str | N
             }
 
 
-def export(connection: sqlite3.Connection, out: TextIO, *, project: str | None, source: str | None, format: str) -> int:
+def export(
+    connection: sqlite3.Connection, out: TextIO, *, project: str | None, source: str | None, format: ExportFormat
+) -> int:
     """`storage.export.export` from the catalog's rows: the same bytes, streamed the same way."""
-    count = 0
-    if format == "json":
-        out.write('{"conversations": [')
-    for record in records(connection, project, source):
-        line = json.dumps(record)  # ASCII escapes, as storage.export writes them
-        if format == "json":
-            out.write(("\n" if count == 0 else ",\n") + line)
-        else:
-            out.write(line + "\n")
-        count += 1
-    if format == "json":
-        out.write("\n]}\n")
-    return count
+    from storage.export import write_records
+
+    return write_records(out, records(connection, project, source), format)
 
 
 def export_to(connection: sqlite3.Connection, values: ExportValues) -> int | None:
     """`pastchats export` as the click group runs it (`server.cli_data.export`); None, before writing
     anything, where the click group must answer (a file it cannot open, in its words)."""
-    import sys
+    from server.cli_quick import export_out
 
-    from server.cli_quick import echo
-
-    if values.out == "-":
-        count = export(connection, sys.stdout, project=values.project, source=values.source, format=values.format)
-    else:
-        try:
-            handle = open(values.out, "w", encoding="utf-8")  # noqa: SIM115  # closed below, before the echo
-        except OSError:
-            return None
-        with handle:
-            count = export(connection, handle, project=values.project, source=values.source, format=values.format)
-    sys.stdout.flush()
-    echo(f"Exported {count} chat(s) to {'standard output' if values.out == '-' else values.out}.", err=True)
-    return 0
+    return export_out(
+        values, lambda out: export(connection, out, project=values.project, source=values.source, format=values.format)
+    )

@@ -8,21 +8,23 @@ per line; JSON writes `{"conversations": [...]}`. Both are streamed: the store i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import Any, Literal, Protocol, TextIO
 
-from storage.models import Conversation
+TYPE_CHECKING = False  # not typing's: `pastchats export`'s fast path (`server.cli_read`) writes through here
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any, Literal, Protocol, TextIO
 
-ExportFormat = Literal["jsonl", "json"]
+    from storage.models import Conversation
 
+    ExportFormat = Literal["jsonl", "json"]
 
-class Conversations(Protocol):
-    """A `Library`, or the catalog (`storage.catalog`) when it reflects the store: `export` then runs
-    without opening LanceDB."""
+    class Conversations(Protocol):
+        """A `Library`, or the catalog (`storage.catalog`) when it reflects the store: `export` then runs
+        without opening LanceDB."""
 
-    def iter_conversations(
-        self, *, project: str | None = None, source: str | None = None
-    ) -> Iterator[Conversation]: ...
+        def iter_conversations(
+            self, *, project: str | None = None, source: str | None = None
+        ) -> Iterator[Conversation]: ...
 
 
 def plain_record(conversation: Conversation) -> dict[str, Any]:
@@ -52,12 +54,18 @@ def export(
     format: ExportFormat = "jsonl",
 ) -> int:
     """Write the conversations (optionally only one project's / one source's) to `out`; returns how many."""
+    records = (plain_record(c) for c in library.iter_conversations(project=project, source=source))
+    return write_records(out, records, format)
+
+
+def write_records(out: TextIO, records: Iterable[dict[str, Any]], format: ExportFormat) -> int:
+    """Stream plain records to `out` as JSON Lines or one JSON document; returns how many."""
     count = 0
     if format == "json":
         out.write('{"conversations": [')
-    for conversation in library.iter_conversations(project=project, source=source):
+    for record in records:
         # ASCII escapes keep any lone surrogate a source held representable, so the round trip is exact.
-        line = json.dumps(plain_record(conversation))
+        line = json.dumps(record)
         if format == "json":
             out.write(("\n" if count == 0 else ",\n") + line)
         else:

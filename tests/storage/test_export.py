@@ -3,15 +3,19 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from importers import registry
 from storage.embedder import HashEmbedder
-from storage.export import ExportFormat, export
+from storage.export import export
 from storage.library import Library
 from storage.models import Conversation, Message
 from tests.importers.sources.agent_home import make_agent_home
+
+if TYPE_CHECKING:
+    from storage.export import ExportFormat
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "chats.jsonl"
 

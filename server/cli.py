@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
+from server.cli_options import Fallback, split_options
 from storage.errors import PastchatsError
 
 TYPE_CHECKING = False  # not typing's: importing `typing` costs about a bare interpreter start
@@ -56,10 +57,6 @@ class Values:
         self.format: Literal["jsonl", "json"] = "jsonl"
 
 
-class Fallback(PastchatsError):
-    """This invocation is for the click group to answer."""
-
-
 class ArgumentProblem(PastchatsError):
     """A value click would refuse: the same message, the same exit status (2)."""
 
@@ -80,36 +77,6 @@ def help_width_is_clicks_full_width() -> bool:
     from server.settings_quick import terminal_columns
 
     return terminal_columns() >= 80
-
-
-def split_options(
-    tokens: list[str], valued: set[str], flags: set[str], positionals: list[str] | None = None
-) -> list[tuple[str, str | None]]:
-    """(option, value) in command-line order, arguments into `positionals` (when the command takes
-    them); Fallback for anything click might read differently."""
-    found: list[tuple[str, str | None]] = []
-    rest = list(tokens)
-    while rest:
-        token = rest.pop(0)
-        name, eq, value = token.partition("=") if token.startswith("--") else (token, "", "")
-        if positionals is not None and token and not token.startswith("-"):
-            positionals.append(token)
-        elif name in flags and not eq:
-            found.append((name, None))
-        elif name in valued and eq:
-            found.append((name, value))
-        elif name in valued and rest:
-            found.append((name, rest.pop(0)))
-        elif len(token) > 2 and token[:2] in valued and not token.startswith("--"):  # -n5
-            found.append((token[:2], token[2:]))
-        else:
-            raise Fallback
-    for name, given in found:
-        if name == "--out" and given == "-":
-            continue  # standard output, as click reads it too (the next token, whatever it is)
-        if given is not None and (not given or given.startswith("-")):
-            raise Fallback  # click's reading of these is subtle; let it decide
-    return found
 
 
 class GlobalOptions:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from server.cli import Fallback, split_options  # the fast path's own reading of click's options
+from server.cli_options import Fallback, split_options
 
 TYPE_CHECKING = False  # not typing's (start-up speed)
 if TYPE_CHECKING:

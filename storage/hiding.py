@@ -44,14 +44,21 @@ class Hiding:
     def message_position(self, conversation_id: str, message_id: str) -> int | None:
         return None if conversation_id in self.hidden else self.store.message_position(conversation_id, message_id)
 
+    # The counts leave out the hidden chats' rows that are still there, whichever of them the finisher
+    # has removed so far.
     def column_counts(self, column: str) -> dict[str, int]:
-        return self.store.column_counts(column)
+        return self.store.column_counts(column, excluding=self.hidden)
 
     def counts(self) -> tuple[int, int, int]:
-        return self.store.counts()
+        every, hidden = self.store.counts(), self.store.counts(sorted(self.hidden))
+        return (
+            max(every[0] - hidden[0], 0),
+            max(every[1] - hidden[1], 0),
+            max(every[2] - hidden[2], 0),
+        )
 
     def pending_count(self) -> int:
-        return self.store.pending_count()
+        return max(self.store.pending_count() - self.store.pending_count(sorted(self.hidden)), 0)
 
     def disk_bytes(self) -> int:
         return self.store.disk_bytes()

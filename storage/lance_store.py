@@ -657,20 +657,30 @@ class LanceStore:
         return int(self.chunks.count_rows())
 
     @_survives_cleanup
-    def counts(self) -> tuple[int, int, int]:
-        return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
+    def counts(self, conversation_ids: Sequence[str] | None = None) -> tuple[int, int, int]:
+        """Conversations, messages and passages (of these conversations, or of all)."""
+        if conversation_ids is None:
+            return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
+        ids = sorted(conversation_ids)
+        owned = sql_in("conversation_id", ids)
+        return (
+            self.conversations.count_rows(sql_in("id", ids)),
+            self.messages.count_rows(owned),
+            self.chunks.count_rows(owned),
+        )
 
     @_survives_cleanup
-    def column_counts(self, column: str) -> dict[str, int]:
-        """How many conversations have each value of `column` (`project` or `source`), in value order
-        (whichever rows answer: the chat rows, LanceDB, or both)."""
+    def column_counts(self, column: str, excluding: frozenset[str] = frozenset()) -> dict[str, int]:
+        """How many conversations (not in `excluding`) have each value of `column` (`project` or
+        `source`), in value order (whichever rows answer: the chat rows, LanceDB, or both)."""
         found = self._chat_rows()
         if found is None:
-            return dict(sorted(self._lance_column_counts(column).items()))
+            where = f"NOT ({sql_in('id', sorted(excluding))})" if excluding else None
+            return dict(sorted(self._lance_column_counts(column, where).items()))
         cached, changed = found
-        counts = cached.counts(column, changed)
-        if changed:
-            for value, count in self._lance_column_counts(column, sql_in("id", sorted(changed))).items():
+        counts = cached.counts(column, changed | excluding)
+        if changed - excluding:
+            for value, count in self._lance_column_counts(column, sql_in("id", sorted(changed - excluding))).items():
                 counts[value] = counts.get(value, 0) + count
         return dict(sorted(counts.items()))
 

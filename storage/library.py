@@ -544,7 +544,8 @@ class Library:
         return (c for c in found if c.id not in hidden) if hidden else found
 
     def stats(self) -> StoreStats:
-        return store_stats(self.store, self.home, self.model_name)
+        hidden = self.deleted.ids()
+        return store_stats(Hiding(self.store, hidden) if hidden else self.store, self.home, self.model_name)
 
     def is_empty(self) -> bool:
         with catalog.Catalog.read(self.home) as current:  # no LanceDB while the catalog is current

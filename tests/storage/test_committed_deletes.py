@@ -93,3 +93,30 @@ def test_the_journal_is_read_again_only_when_it_changes(home: Path) -> None:
     assert watch.ids() == {"nginx"}
     (home / "journal.json").unlink()
     assert watch.ids() == frozenset()
+
+
+def test_stats_leave_out_the_chats_being_removed(home: Path) -> None:
+    server = Library.open(home, embedder=HashEmbedder())
+    WriteLock(home).commit_delete(["nginx"])
+    pending = server.stats()
+    finished = Library.open(home, embedder=HashEmbedder()).stats()  # takes the lock: finishes the delete
+    assert "nginx" not in server.store.conversation_ids(None)
+    assert (pending.conversations, pending.messages, pending.chunks) == (2, 4, finished.chunks)
+    assert (finished.conversations, finished.messages) == (2, 4)
+    assert pending.projects == finished.projects == {"homelab": 1}
+    assert pending.sources == finished.sources
+    assert pending.awaiting_embeddings == finished.awaiting_embeddings == 0
+
+
+@pytest.mark.parametrize("chat_rows", [True, False])
+def test_stats_stay_right_while_the_finisher_is_half_way(
+    home: Path, chat_rows: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    library = Library.open(home, embedder=HashEmbedder())
+    if not chat_rows:  # the counts then come from LanceDB alone (no rows built, or a change log too old)
+        monkeypatch.setattr(library.store, "_chat_rows", lambda: None)
+    WriteLock(home).commit_delete(["caddy"])
+    library.store.conversations.delete("id = 'caddy'")  # the finisher killed after its first table
+    info = library.stats()
+    assert (info.conversations, info.messages) == (2, 4)
+    assert info.projects == {"homelab": 1}

@@ -37,12 +37,16 @@ def _tool_error_class() -> type[ToolError]:
     return ToolError
 
 
+def tool_error_text(exc: PastchatsError) -> str:
+    """What the model reads for an expected failure (the stdio front writes it without the SDK)."""
+    if isinstance(exc, NotFound):
+        return f"{exc}. Use a uri exactly as a conversation_search or recent_chats result gives it."
+    return str(exc)
+
+
 def tool_error(exc: PastchatsError) -> ToolError:
     """The one translation of an expected failure into what the model reads."""
-    ToolError = _tool_error_class()  # the class, under its usual name
-    if isinstance(exc, NotFound):
-        return ToolError(f"{exc}. Use a uri exactly as a conversation_search or recent_chats result gives it.")
-    return ToolError(str(exc))
+    return _tool_error_class()(tool_error_text(exc))
 
 
 def guarded(tool: str, work: Callable[[], T]) -> T:

@@ -1,20 +1,18 @@
 """The MCP server: three read-only tools over one library, opened in the background at start-up.
 
 Opening the library (LanceDB, Tantivy, the embedding model) takes seconds; `initialize` must not wait
-for it. The lifespan starts the warm-up on a thread and returns at once; a tool call awaits it.
+for it. The lifespan starts the warm-up on a thread (`server.warm_up`) and returns at once, unless the
+stdio front started it already; a tool call awaits it.
 """
 
 from __future__ import annotations
 
-import gc
 import logging
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
@@ -23,7 +21,8 @@ from server import wiring
 from server.background import BackgroundSync
 from server.embedding import BackgroundEmbedding
 from server.settings import Settings
-from storage.errors import PastchatsError, StoreError
+from server.warm_up import SERVING_GC_THRESHOLD as SERVING_GC_THRESHOLD  # where tests and bench/ look
+from server.warm_up import WarmLibrary
 from tools import conversation_search, read_chat, recent_chats
 from tools.arguments import ArgumentError, check_arguments, explain
 from tools.errors import tool_error
@@ -35,71 +34,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pastchats.server")
 
 LibraryFactory = Callable[[Settings], "Library"]
-
-
-# Objects the cyclic collector lets pile up before it looks at the young ones (Python's default: 700).
-# A search briefly holds ~1-2 thousand (its candidates), so at 700 every search paid ~3 young
-# collections and now and then a full one over everything start-up left (450-700 ms at load 11-14);
-# memory is freed by reference counting either way. At 10,000, 120 searches on the 100k store ran none.
-SERVING_GC_THRESHOLD = 10_000
-
-
-def serving_collector() -> None:
-    """Once the library is open (start-up's garbage collected as usual), collect for serving."""
-    young, middle, old = gc.get_threshold()
-    gc.set_threshold(max(young, SERVING_GC_THRESHOLD), middle, old)
-
-
-class WarmLibrary:
-    """Opens the library once, on a background thread; every tool call awaits the same outcome."""
-
-    def __init__(self, open_library: Callable[[], Library]):
-        self._open = open_library
-        self._lock = threading.Lock()
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._library: Library | None = None
-        self._error: str | None = None
-
-    def start(self) -> None:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._load, name="pastchats-warm-up", daemon=True)
-                self._thread.start()
-
-    def _load(self) -> None:
-        try:
-            self._library = self._open()
-            serving_collector()
-            logger.info("library ready")
-        except Exception as exc:
-            if isinstance(exc, PastchatsError):
-                logger.error("cannot open the pastchats store: %s", exc)
-                self._error = str(exc)
-            else:
-                logger.exception("cannot open the pastchats store")
-                self._error = "see the server log for details"
-        finally:
-            self._done.set()
-
-    def wait(self) -> Library | None:
-        """Block until the warm-up ends (for background threads); None if the store did not open."""
-        self.start()
-        self._done.wait()
-        return self._library
-
-    async def get(self) -> Library:
-        self.start()
-        if not self._done.is_set():
-            await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)
-        if self._library is None:
-            raise tool_error(
-                StoreError(
-                    f"The pastchats store could not be opened ({self._error}). Tell the user; "
-                    "`pastchats stats` in a terminal shows the problem."
-                )
-            )
-        return self._library
 
 
 class PastchatsServer(MCPServer[Any]):
@@ -134,10 +68,13 @@ class PastchatsServer(MCPServer[Any]):
             raise
 
 
-def build_server(settings: Settings, library_factory: LibraryFactory | None = None) -> MCPServer[Any]:
-    """The MCP server with its three tools. Tests pass a factory returning a library they built."""
+def build_server(
+    settings: Settings, library_factory: LibraryFactory | None = None, warm: WarmLibrary | None = None
+) -> MCPServer[Any]:
+    """The MCP server with its three tools. Tests pass a factory returning a library they built; the
+    stdio front passes the warm-up it started (from the same factory)."""
     factory = library_factory or wiring.open_for_serving
-    warm = WarmLibrary(lambda: factory(settings))
+    warm = warm or WarmLibrary(lambda: factory(settings))
     syncing = BackgroundSync(settings, warm.wait)
     embedding = BackgroundEmbedding(warm.wait)
 

@@ -231,8 +231,7 @@ def serve(
     from server import stdio_front  # the standard library only: answers `initialize` while the SDK loads
 
     front = stdio_front.start() if transport == "stdio" else None
-    from server import transports, wiring  # deferred: pulls in the MCP SDK (start-up speed)
-    from server.app import build_server
+    from server import transports, wiring  # deferred (start-up speed)
 
     settings = make_settings(ctx, host=host, port=port)
     transports.stop_at_once_on_ctrl_c()
@@ -253,7 +252,10 @@ def serve(
         return opened_libraries[-1]
 
     try:
-        transports.serve(build_server(settings, factory), settings, transport, front)
+        warm = transports.warm_up_behind_front(front, lambda: factory(settings), settings.output_budget_chars)
+        from server.app import build_server  # deferred: pulls in the MCP SDK (start-up speed)
+
+        transports.serve(build_server(settings, factory, warm), settings, transport, front)
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,27 +1,18 @@
-"""A front for the stdio transport that answers `initialize` before the MCP SDK is imported.
+"""Which lines the stdio front answers for the SDK (`server.stdio_front`), and with what.
 
-Importing the SDK (its protocol types are pydantic models built at import) is most of the time from
-spawn to `initialize`: 1.3 s of a quiet 1.4 s here. The front needs only the standard library: it
-reads the client's first line on a thread, and when that is an `initialize` request of a shape the
-SDK accepts, writes at once the reply the SDK would write (`server.stdio_front_replies`, generated
-from the live SDK and checked against it by a test). Meanwhile the SDK and the server start as
-before; the SDK's stdin replays that first line, then reads the client's own stdin, so its session
-sees exactly what the client sent, in order (anything sent before the SDK is up waits in the pipe),
-and the SDK's reply to the replayed `initialize` is the one message kept off the wire. From then on
-the SDK answers everything.
-
-The front steps aside (the SDK answers everything, as without it) when the installed `mcp`,
-`mcp-types` or pastchats differ from those the replies were generated with, or when the first line
-is anything else: another method, a malformed line, a shape this module does not check.
+The first line: an `initialize` request of a shape the SDK accepts, answered with the result the SDK
+would give (`server.stdio_front_replies`). After it: `ping` and a cursor-less `tools/list`, answered
+from the stored results for the negotiated protocol version, and a `tools/call` the front can run
+(`server.stdio_front_calls`). A line is the front's only when every parser would read it alike: one
+line end, UTF-8, no member named twice, no NaN, an id the SDK writes back as the front does. Everything
+else is left to the SDK. The standard library only.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import sys
-import threading
 
 TYPE_CHECKING = False  # not typing's: the front imports as little as it can
 if TYPE_CHECKING:
@@ -140,151 +131,47 @@ def replies_are_current() -> bool:
     return all(installed_version(name) == version for name, version in replies.GENERATED_WITH.items())
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-class StdioFront:
-    """Owns the client's stdin and stdout from spawn; hands both to the SDK once it is up."""
-
-    def __init__(self) -> None:
-        # Private duplicates, so that diverting fds 0 and 1 (as the SDK does while serving) cannot
-        # redirect a read or the early reply in flight.
-        self.stdin_fd = os.dup(0)
-        self.stdout_fd = os.dup(1)
-        os.set_inheritable(self.stdin_fd, False)
-        os.set_inheritable(self.stdout_fd, False)
-        self.early: str | None = None  # the reply written for the SDK, once written
-        self._read = b""  # what the reader took from stdin: the first line and whatever followed it
-        self._first_line = threading.Event()
-        self._restore: list[tuple[int, int]] = []
-        threading.Thread(target=self._answer_first_line, name="pastchats-stdio-front", daemon=True).start()
-
-    def _answer_first_line(self) -> None:
-        read = b""
-        try:
-            while b"\n" not in read and len(read) < LONGEST_FIRST_LINE:
-                chunk = os.read(self.stdin_fd, 65536)
-                if not chunk:
-                    break  # EOF: the SDK reads it too, and ends as it would have
-                read += chunk
-            end = read.find(b"\n") + 1
-            reply = early_reply(read[:end]) if end else None
-            if reply is not None:
-                _write_all(self.stdout_fd, reply.encode())
-                self.early = reply
-        finally:
-            self._read = read
-            self._first_line.set()
-
-    def wait_for_first_line(self) -> bytes:
-        """Everything read from stdin so far, once the first line has been read and answered."""
-        self._first_line.wait()
-        return self._read
-
-    def divert_standard_streams(self) -> None:
-        """While the SDK serves, fd 0 reads the null device and fd 1 writes to stderr, as the SDK's own
-        stdio transport arranges it: stray output from a handler or a child must not reach the wire."""
-        for fd, target in ((0, os.open(os.devnull, os.O_RDONLY)), (1, os.dup(2))):
-            self._restore.append((fd, os.dup(fd)))
-            os.dup2(target, fd)
-            os.close(target)
-
-    def restore_standard_streams(self) -> None:
-        while self._restore:
-            fd, saved = self._restore.pop()
-            os.dup2(saved, fd)
-            os.close(saved)
-
-    def sdk_stdin(self) -> io.TextIOWrapper:
-        """The client's stdin for the SDK, from its first line (replayed) on; decoded as the SDK's own
-        stdio transport decodes it."""
-        return io.TextIOWrapper(io.BufferedReader(_Replayed(self)), encoding="utf-8", errors="replace")
-
-    def sdk_stdout(self) -> _Wire:
-        return _Wire(self)
-
-
-class _Replayed(io.RawIOBase):
-    """Raw reads: what the front read first, then the client's stdin itself."""
-
-    def __init__(self, front: StdioFront):
-        self._front = front
-        self._pending: bytes | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._pending is None:
-            self._pending = self._front.wait_for_first_line()
-        if not self._pending:
-            data = os.read(self._front.stdin_fd, len(buffer))
-        else:
-            data, self._pending = self._pending[: len(buffer)], self._pending[len(buffer) :]
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        # The descriptor stays open: a worker thread may still be blocked reading it when the SDK's
-        # transport exits, and a closed number could be reused under it.
-        super().close()
-
-
-class _Wire(io.TextIOBase):
-    """The SDK's stdout: the client's, less the SDK's reply to the `initialize` the front answered."""
-
-    def __init__(self, front: StdioFront):
-        self._front = front
-        self._lock = threading.Lock()
-        self._replay_answered = False
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        with self._lock:
-            if self._is_reply_to_replayed_initialize(text):
-                return len(text)
-            _write_all(self._front.stdout_fd, text.encode())
-        return len(text)
-
-    def _is_reply_to_replayed_initialize(self, text: str) -> bool:
-        early = self._front.early
-        if early is None or self._replay_answered:
-            return False
-        try:
-            message = json.loads(text)
-            sent = json.loads(early)
-        except ValueError:
-            return False
-        if not isinstance(message, dict) or message.get("id") != sent["id"] or "method" in message:
-            return False
-        self._replay_answered = True
-        import logging  # by now the server has configured it
-
-        log = logging.getLogger("pastchats.server")
-        if text == early:
-            log.debug("initialize was answered before the MCP SDK was up, with the reply the SDK then gave")
-        else:
-            # Only a stale generated file can cause this (a test compares it with the live SDK).
-            log.warning(
-                "the early initialize reply differed from the MCP SDK's; regenerate it: "
-                "`python -m server.stdio_front_gen` (sent %s; the SDK's %s)",
-                early.strip(),
-                text.strip(),
-            )
-        return True
-
-
-def start() -> StdioFront | None:
-    """The front, answering from now on; None when its stored replies are not for this install, or
-    when stdin or stdout is not open (the SDK's transport then copes as it does without the front)."""
-    if not replies_are_current():
+def parse(line: bytes) -> dict[str, Any] | None:
+    """One whole line's JSON-RPC message, when no parser could read it otherwise: UTF-8, one line end
+    (the SDK's reader also ends lines at a lone CR), no member named twice, no NaN; else None."""
+    if not line.endswith(b"\n") or b"\r" in line[:-1]:
         return None
     try:
-        return StdioFront()
-    except OSError:
+        message = json.loads(line.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
+    except (ValueError, RecursionError):
         return None
+    return message if isinstance(message, dict) else None
+
+
+def negotiated_version(first_line: bytes) -> str:
+    """The protocol version the session speaks after the early reply to this `initialize`."""
+    from server import stdio_front_replies as replies
+
+    requested = json.loads(first_line)["params"]["protocolVersion"]
+    return requested if requested in replies.RESULTS else replies.LATEST_HANDSHAKE_VERSION
+
+
+def answer(line: bytes, version: str) -> tuple[str, Any] | None:
+    """What the front does with a line after `initialize`: ("reply", the line to write) for `ping` and
+    `tools/list`, ("call", (request id, tool, arguments)) for a `tools/call` it can run, or None to leave
+    the line to the SDK."""
+    from server import stdio_front_replies as replies
+
+    message = parse(line)
+    if message is None or message.keys() - {"params"} != {"jsonrpc", "id", "method"} or message["jsonrpc"] != "2.0":
+        return None
+    identifier = request_id_text(message["id"])
+    method = message["method"]
+    if identifier is None:
+        return None
+    if method in ("ping", "tools/list"):
+        if message.get("params", {}) != {}:
+            return None  # a cursor, a _meta: the SDK's
+        result = (replies.PING if method == "ping" else replies.TOOLS_LIST)[version]
+        return "reply", f'{{"jsonrpc":"2.0","id":{identifier},"result":{result}}}\n'
+    if method == "tools/call" and "params" in message:
+        from server.stdio_front_calls import checked_call
+
+        checked = checked_call(version, message["params"])
+        return None if checked is None else ("call", (identifier, *checked))
+    return None

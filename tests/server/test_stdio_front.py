@@ -19,7 +19,7 @@ from mcp.server.runner import serve_dual_era_loop
 from mcp.server.stdio import stdio_server
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from server import stdio_front, stdio_front_replies
+from server import stdio_front, stdio_front_lines, stdio_front_replies
 from server.stdio_front_gen import DISTRIBUTIONS, initialize_line, pastchats_server, results, sdk_output
 from tests.conftest import REPO_ROOT
 
@@ -57,8 +57,8 @@ def test_the_stored_replies_are_generated_from_this_install(server: MCPServer[An
 
 def test_installed_versions_are_read_as_importlib_metadata_reads_them() -> None:
     for name in DISTRIBUTIONS:
-        assert stdio_front.installed_version(name) == importlib.metadata.version(name)
-    assert stdio_front.installed_version("no-such-distribution") is None
+        assert stdio_front_lines.installed_version(name) == importlib.metadata.version(name)
+    assert stdio_front_lines.installed_version("no-such-distribution") is None
 
 
 @pytest.mark.parametrize("version", [*HANDSHAKE_PROTOCOL_VERSIONS, *UNSUPPORTED])
@@ -67,7 +67,7 @@ def test_the_early_reply_is_the_sdks_for_every_protocol_version(
     server: MCPServer[Any], version: str, request_id: int | str
 ) -> None:
     line = initialize_line(version, request_id)
-    assert stdio_front.early_reply(line.encode()) == sdk_output(server, line)
+    assert stdio_front_lines.early_reply(line.encode()) == sdk_output(server, line)
 
 
 # What real clients send first (the official Python client, the Inspector CLI), and variations.
@@ -134,21 +134,21 @@ def test_what_real_clients_send_first_is_answered_early_as_the_sdk_answers_it(
     server: MCPServer[Any], name: str
 ) -> None:
     line = ANSWERED[name]
-    reply = stdio_front.early_reply(line.encode())
+    reply = stdio_front_lines.early_reply(line.encode())
     assert reply is not None
     assert reply == sdk_output(server, line)
 
 
 @pytest.mark.parametrize("name", list(STEPPED_ASIDE))
 def test_anything_else_is_left_to_the_sdk(name: str) -> None:
-    assert stdio_front.early_reply(STEPPED_ASIDE[name].encode()) is None
+    assert stdio_front_lines.early_reply(STEPPED_ASIDE[name].encode()) is None
 
 
 def test_the_front_steps_aside_for_an_sdk_other_than_the_replies_were_generated_with(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(stdio_front_replies.GENERATED_WITH, "mcp", "0.0.1")
-    assert not stdio_front.replies_are_current()
+    assert not stdio_front_lines.replies_are_current()
     assert stdio_front.start() is None
 
 
@@ -230,7 +230,7 @@ def sdk_conversation(server: MCPServer[Any], lines: str, replies: int) -> list[s
     return anyio.run(serve)
 
 
-# (lines sent at once, how many replies they get); everything sent after `initialize` waits for the SDK
+# (lines sent at once, how many replies they get); after `initialize` the front answers what it can
 CONVERSATIONS = {
     "initialize, then ping and tools/list at once": (
         initialize() + INITIALIZED + request(1, "ping") + request(2, "tools/list"),
@@ -312,4 +312,4 @@ def test_the_early_reply_needs_neither_the_sdk_nor_pydantic(tmp_path: Path) -> N
         check=True,
     )
     assert done.stderr.decode().strip() == "True []"
-    assert done.stdout.decode() == stdio_front.early_reply(initialize().encode())
+    assert done.stdout.decode() == stdio_front_lines.early_reply(initialize().encode())

@@ -13,6 +13,9 @@ cyclic garbage collector costs a search.
   onnxruntime's pool spinning after a run (its default) or blocking (ours), its intra-op threads, and
   the matrix scan's threads beside the keyword leg (`search.HYBRID_SCAN_THREADS`); then the query
   embedding and the scan (top 600) alone under each. Every setting gives the same vectors and rows.
+- vector: the vector leg alone (`LanceStore.vector_search`, top 600, as a search asks), each of its steps
+  timed inside it: the query embedding, the int8 scan, the candidates' bounds around it, the float16
+  rows by `pread` and their scores, the finer bound, the best 600, the hits; medians over cold queries.
 - gc: `conversation_search` (the tool without MCP) over the same queries under Python's default
   young-generation threshold (700) and the server's (`server.app.SERVING_GC_THRESHOLD`), each in its
   own child process: collections per generation, their time per search, the longest pause.
@@ -33,14 +36,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.perf_corpus import queries
-from storage import lance_store, search
+from storage import lance_store, search, vector_matrix
 from storage.embedder import FastEmbedder
 from storage.evidence import TermWeights
 from storage.filters import Filters
@@ -75,8 +78,22 @@ def cold(library: Library) -> None:
         library.embedder.clear_query_cache()
 
 
-def phases(library: Library, count: int) -> dict[str, Any]:
-    spent: dict[str, list[float]] = {}
+# The vector leg's steps (`vector`): methods, then module functions (looked up by name when called).
+VECTOR_STEPS: list[tuple[Any, str]] = [
+    (search.SearchEngine, "_query_vector"),
+    (lance_store.LanceStore, "vector_search"),
+    (vector_matrix.Snapshot, "top"),
+    (vector_matrix.Snapshot, "_int8_scan"),
+    (vector_matrix.Snapshot, "_candidates"),
+    (vector_matrix.Snapshot, "scores"),
+    (vector_matrix.FloatRows, "read"),
+    (vector_matrix.Snapshot, "_finer_upper"),
+]
+VECTOR_FUNCTIONS: list[tuple[Any, str]] = [(vector_matrix, "_best"), (lance_store, "_scored_hits")]
+
+
+def wrap(spent: dict[str, list[float]], methods: list[tuple[Any, str]], functions: Sequence[tuple[Any, str]] = ()) -> None:
+    """Time every call of `methods` (class, name) and module `functions` into `spent[name]`."""
 
     def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -89,7 +106,7 @@ def phases(library: Library, count: int) -> dict[str, Any]:
 
         return wrapper
 
-    for owner, name in PHASES:  # static and class methods keep their kind
+    for owner, name in methods:  # static and class methods keep their kind
         raw = owner.__dict__[name]
         if isinstance(raw, staticmethod):
             setattr(owner, name, staticmethod(timed(name, raw.__func__)))
@@ -97,6 +114,13 @@ def phases(library: Library, count: int) -> dict[str, Any]:
             setattr(owner, name, classmethod(timed(name, raw.__func__)))
         else:
             setattr(owner, name, timed(name, raw))
+    for module, name in functions:
+        setattr(module, name, timed(name, getattr(module, name)))
+
+
+def phases(library: Library, count: int) -> dict[str, Any]:
+    spent: dict[str, list[float]] = {}
+    wrap(spent, PHASES)
     library.search("warm up", max_results=5)
     per_search: dict[str, list[tuple[float, int]]] = {}
     total = []
@@ -109,6 +133,32 @@ def phases(library: Library, count: int) -> dict[str, Any]:
         for name, times in spent.items():
             per_search.setdefault(name, []).append((sum(times), len(times)))
     out: dict[str, Any] = {"search_p50_ms": round(statistics.median(total) * 1000, 2)}
+    for name, rows in per_search.items():
+        out[name] = {
+            "p50_ms": round(statistics.median(t for t, _ in rows) * 1000, 2),
+            "calls": statistics.median(n for _, n in rows),
+        }
+    return out
+
+
+def vector(library: Library, count: int, reach: int = 600) -> dict[str, Any]:
+    """The vector leg alone, as `SearchEngine.rank` runs it (its threads), each step's time inside it."""
+    spent: dict[str, list[float]] = {}
+    engine = library.engine
+    threads = search.HYBRID_SCAN_THREADS
+    engine._vector_hits("warm up", "raw", reach, Filters(), threads)
+    wrap(spent, VECTOR_STEPS, VECTOR_FUNCTIONS)
+    per_search: dict[str, list[tuple[float, int]]] = {}
+    total = []
+    for query in queries(count=count):
+        cold(library)
+        spent.clear()
+        started = time.perf_counter()
+        engine._vector_hits(query, "raw", reach, Filters(), threads)
+        total.append(time.perf_counter() - started)
+        for name, times in spent.items():
+            per_search.setdefault(name, []).append((sum(times), len(times)))
+    out: dict[str, Any] = {"leg_p50_ms": round(statistics.median(total) * 1000, 2), "scan_threads": threads}
     for name, rows in per_search.items():
         out[name] = {
             "p50_ms": round(statistics.median(t for t, _ in rows) * 1000, 2),
@@ -281,7 +331,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=40)
-    parser.add_argument("--only", default="phases,gil,gc", help="comma list: phases,gil,threads,gc")
+    parser.add_argument("--only", default="phases,gil,gc", help="comma list: phases,gil,threads,vector,gc")
     parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
     args = parser.parse_args()
     library = open_library(args.home)
@@ -296,6 +346,8 @@ def main() -> None:
         out["threads"] = threads(library, args.queries)
     if "phases" in wanted:
         out["phases"] = phases(library, args.queries)
+    if "vector" in wanted:  # after phases: its wrappers stay on the methods
+        out["vector"] = vector(library, args.queries)
     if "gc" in wanted:
         from server.app import SERVING_GC_THRESHOLD
 

@@ -51,6 +51,13 @@ from storage.embedder import Vectors
 from storage.filters import Filters
 from storage.times import naive_utc
 
+# simsimd's threaded scans run on its own OpenMP runtime (a bundled libgomp), whose worker threads by
+# default spin for a while after each scan: ~5 ms of a core per search (tests/storage/test_scan_idle.py),
+# taken from the float16 reads and the keyword leg that come next; on the 100k store at load 9-10 the
+# vector leg took 0.46x the time without it (docs/BENCHMARKS.md, round six). The runtime reads this
+# once, when it is loaded: before the import. A value the user set is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 try:  # SIMD float16 dot products (AVX2/F16C, NEON); NumPy has no fast float16 matrix product
     import simsimd
 
@@ -349,9 +356,7 @@ class Snapshot:
         query_error = float(np.linalg.norm(q8 / t - q16))
         query_norm = float(np.linalg.norm(q16))
         inverse32, max_error, max_norm = self._coarse
-        # int8 dot products are integers below 2^24 in magnitude: exact in float32
-        scanned = simsimd.cdist(q8[None, :], self.codes, metric="dot", out_dtype="float32", threads=threads)
-        raw = np.asarray(scanned).ravel()
+        raw = self._int8_scan(q8, threads)
         approx = raw * inverse32  # the int8 scores times t, to float32 rounding (~1e-7 relative)
         if keep is not None:
             approx[~keep] = -np.inf
@@ -372,6 +377,14 @@ class Snapshot:
         threshold = np.partition(lower, len(lower) - k)[len(lower) - k]
         chosen = upper >= threshold
         return near[chosen], exact[chosen], upper[chosen]
+
+    def _int8_scan(self, q8: npt.NDArray[np.int8], threads: int) -> npt.NDArray[np.float32]:
+        """The int8 dot products of the query's codes with every row: most of a search's time here."""
+        assert self.codes is not None
+        # int8 dot products are integers below 2^24 in magnitude: exact in float32
+        scanned = simsimd.cdist(q8[None, :], self.codes, metric="dot", out_dtype="float32", threads=threads)
+        raw: npt.NDArray[np.float32] = np.asarray(scanned).ravel()
+        return raw
 
     def rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
         """The rows' metadata (only `columns`, if given: converting the filter columns is most of the cost)."""

@@ -53,9 +53,9 @@ from storage.times import naive_utc
 
 # simsimd's threaded scans run on its own OpenMP runtime (a bundled libgomp), whose worker threads by
 # default spin for a while after each scan: ~5 ms of a core per search (tests/storage/test_scan_idle.py),
-# taken from the float16 reads and the keyword leg that come next; on the 100k store at load 9-10 the
-# vector leg took 0.46x the time without it (docs/BENCHMARKS.md, round six). The runtime reads this
-# once, when it is loaded: before the import. A value the user set is kept.
+# taken from the float16 reads and the keyword leg that come next; on the 100k store at load 9-11 the
+# vector leg took 0.46-0.90x the time and 0.66-0.86x the CPU without it (docs/BENCHMARKS.md, round
+# six). The runtime reads this once, when it is loaded: before the import. A value the user set is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:  # SIMD float16 dot products (AVX2/F16C, NEON); NumPy has no fast float16 matrix product

@@ -8,7 +8,8 @@ Every query (`bench.perf_corpus.queries`) is asked under the shipped `Fusion` an
 (`Fusion` fields, `;`-separated, as in `bench/variants.py`), the arms' order turning each query, so
 load drift on this shared machine hits them alike. Query vectors are embedded once beforehand, so the
 times are the engine's (`Library.search`, 5 chats: what `conversation_search` calls). Prints p50/p95
-per arm and each variant's ratio and difference to the shipped arm.
+per arm and each variant's ratio and difference to the shipped arm. `--joined` asks each query as two
+halves joined by "and" (for `split_merge`, which searches such a query three times).
 """
 
 from __future__ import annotations
@@ -35,12 +36,17 @@ def main() -> None:
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--fusions", required=True, help="';'-separated Fusion field lists (name=value,...)")
     parser.add_argument("--repeats", type=int, default=60)
+    parser.add_argument(
+        "--joined", action="store_true", help="join each query's words in two halves with 'and' (split questions)"
+    )
     args = parser.parse_args()
     cache = os.environ.get("FASTEMBED_CACHE_PATH")
     embedder = QueryMemo(FastEmbedder(cache_dir=Path(cache) if cache else None))
     library = Library.open(args.store, embedder=embedder)
     arms = [("shipped", SHIPPED), *fusion_variants(SHIPPED, args.fusions)]
     asked = queries(count=args.repeats)
+    if args.joined:
+        asked = [" and ".join((" ".join(w[: len(w) // 2]), " ".join(w[len(w) // 2 :]))) for w in map(str.split, asked)]
     for query in asked:
         embedder.embed_query(query)
     for _, fusion in arms:

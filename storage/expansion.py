@@ -5,7 +5,10 @@
 - common terms: a query word found in a large share of the store's units (a speaker's name that
   begins half of LoCoMo's turns) counts less in the keyword leg, when the query has rarer words;
 - chat diversity: a chat's second, third... units in the fused order lose a share each, so the top of
-  the list holds evidence from several chats (multi-hop questions' evidence sits in several sessions).
+  the list holds evidence from several chats (multi-hop questions' evidence sits in several sessions);
+- query splitting (fifth session): a question that joins two things ("Caroline and Melanie", "cook or
+  tried out", "... and how did she feel") is searched as itself and as one query per thing, and the
+  rankings are merged, so each thing's evidence gets places of its own.
 """
 
 from __future__ import annotations
@@ -13,13 +16,18 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from storage.evidence import TermWeights
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import UnitHit
 from storage.query import META_WORDS, STOPWORDS, AnalysedQuery, stem_tokens
+
+if TYPE_CHECKING:
+    from storage.evidence import ChatEvidence
+    from storage.search import Ranking
 
 # Feedback words must be words: at least three letters, no digits (dates and counts are too specific
 # to one unit to describe what the query is about).
@@ -164,3 +172,105 @@ def agreement_boost(
     counts: Counter[str] = Counter(chat for top in tops for chat in top)
     out = [(cid, score * (1 + share * counts[chat_of[cid]] / len(tops))) for cid, score in fused]
     return sorted(out, key=lambda pair: pair[1], reverse=True)
+
+
+_CONJUNCTIONS = frozenset({"and", "or", "&"})
+# A conjunction followed by one of these joins two clauses ("... and how did she feel"), not two things.
+_CLAUSE_STARTS = frozenset(
+    "how what when where why who whom which whose did does do is are was were has have had will would can "
+    "could should shall may might i we you he she they it".split()
+)
+_POSSESSIVES = frozenset({"her", "his", "their", "my", "our", "its"})
+_WORD = re.compile(r"[^\W_][\w'-]*")
+
+
+def _bare(token: str) -> str:
+    found = _WORD.search(token)
+    return found.group(0).lower() if found else ""
+
+
+def _content(token: str) -> bool:
+    word = _bare(token)
+    return bool(word) and word not in STOPWORDS and word not in META_WORDS
+
+
+def sub_queries(query: str) -> list[str]:
+    """The two queries a question that joins two things stands for; none when it joins nothing.
+
+    At the first "and"/"or"/"&" with a content word on each side: two clauses ("what did she buy and
+    why did she return it") become each clause, the second keeping the first's names (capitalised words
+    not at the start) so a "she" still has someone to be; two things ("Caroline and Melanie", "cook or
+    tried out") become the question with either thing, the words between them dropped. No parsing, no
+    model: one word each side is the thing, which holds for names and most noun pairs.
+    """
+    tokens = query.split()
+    for i, token in enumerate(tokens):
+        if _bare(token) not in _CONJUNCTIONS or i == 0 or i == len(tokens) - 1:
+            continue
+        left = next((j for j in range(i - 1, -1, -1) if _content(tokens[j])), None)
+        right = next((j for j in range(i + 1, len(tokens)) if _content(tokens[j])), None)
+        if left is None or right is None:
+            continue
+        if _bare(tokens[i + 1]) in _CLAUSE_STARTS:
+            first, second = tokens[:i], tokens[i + 1 :]
+            held = {_bare(t) for t in second}
+            names = [t for t in first[1:] if t[:1].isupper() and _bare(t) not in held and _bare(t) != "i"]
+            return [" ".join(first), " ".join([*second, *names])]
+        start = _parallel_start(tokens, i)
+        if start is not None:  # "the volleyball league or the charity run": each thing runs to the end
+            return [" ".join(tokens[:i]), " ".join(tokens[:start] + tokens[i + 1 :])]
+        with_left = tokens[: left + 1] + tokens[right + 1 :]
+        # "Melanie and her kids": the second thing is the first's, so its query keeps the first's word
+        owned = any(_bare(t) in _POSSESSIVES for t in tokens[i + 1 : right])
+        with_right = tokens[: left + 1 if owned else left] + tokens[right:]
+        return [" ".join(with_left), " ".join(with_right)]
+    return []
+
+
+def _parallel_start(tokens: Sequence[str], conjunction: int) -> int | None:
+    """Where the first thing starts when the second opens like it: the same function word ("the ... or
+    the ...") or the same ending ("fixing ... or trimming ..."); None when nothing before matches."""
+    opening = tokens[conjunction + 1]
+    word = _bare(opening)
+    if word in STOPWORDS and word not in _POSSESSIVES:
+        same = [j for j in range(conjunction) if tokens[j] == opening]
+    elif len(word) > 4 and word.endswith(("ing", "ed")):
+        ending = "ing" if word.endswith("ing") else "ed"
+        same = [j for j in range(conjunction) if len(_bare(tokens[j])) > 4 and _bare(tokens[j]).endswith(ending)]
+    else:
+        return None
+    return same[-1] if same else None
+
+
+def split_ranking(
+    rank: Callable[[str, bool], Ranking], query: str, parts: Sequence[str], merge: str, k: int
+) -> Ranking:
+    """The query's own ranking merged with each part's (`rank` ranks one text, unsplit; True for a part).
+
+    `interleave` takes the rankings' units in turn (the query's first), `max` scores a unit by its best
+    share of a ranking's top score, `rrf` by the sum of 1 / (k + its place) in each; a chat's evidence
+    is the query's own where it has any (the strength shown is of the question as asked).
+    """
+    rankings = [rank(query, False), *(rank(text, True) for text in parts)]
+    whole = rankings[0]
+    units = {cid: unit for r in reversed(rankings) for cid, unit in r.units.items()}
+    evidence: dict[str, ChatEvidence] = {}
+    for r in reversed(rankings):
+        evidence.update(r.evidence)
+    if merge == "interleave":
+        order: dict[str, None] = {}
+        for place in range(max(len(r.fused) for r in rankings)):
+            for r in rankings:
+                if place < len(r.fused):
+                    order.setdefault(r.fused[place][0], None)
+        fused = [(cid, 1.0 / (k + place)) for place, cid in enumerate(order, start=1)]
+    else:
+        scores: dict[str, float] = {}
+        for r in rankings:
+            top = r.fused[0][1] if r.fused and r.fused[0][1] > 0 else 1.0
+            for place, (cid, score) in enumerate(r.fused, start=1):
+                value = score / top if merge == "max" else 1.0 / (k + place)
+                scores[cid] = max(scores.get(cid, 0.0), value) if merge == "max" else scores.get(cid, 0.0) + value
+        fused = sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+    direct = frozenset(cid for r in rankings for cid in r.direct)
+    return replace(whole, fused=fused, units=units, evidence=evidence, direct=direct)

@@ -5,13 +5,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from storage.embedder import Embedder, Vectors
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor, strongest_first
-from storage.expansion import ExpandedWeights, Feedback, agreement_boost, common_term_boosts, diversified, feedback
+from storage.expansion import (
+    ExpandedWeights,
+    Feedback,
+    agreement_boost,
+    common_term_boosts,
+    diversified,
+    feedback,
+    split_ranking,
+    sub_queries,
+)
 from storage.filters import Filters
 from storage.fusion import rrf
 from storage.hits import ConversationMeta, chat_hit, shown
@@ -107,6 +116,11 @@ class Fusion:
     # `agreement_depth` units hold its chat.
     chat_agreement: float = 0.0
     agreement_depth: int = 10
+    # Round two, fifth session (`storage.expansion.sub_queries`), off: a question joining two things is
+    # searched whole and once per thing, merged by `split_merge` ("interleave", "max", "rrf"; "" = off);
+    # `split_legs` "keyword" searches the parts by keywords only (no second query embedding).
+    split_merge: str = ""
+    split_legs: str = "both"
 
 
 SHIPPED = Fusion()
@@ -182,6 +196,13 @@ class SearchEngine:
         """Both legs, fused, with the evidence every chat in either leg gave (`second`: the pass after
         pseudo-relevance feedback, with the words it adds and the first pass's vector hits)."""
         mode, _ = self.effective_mode(mode)
+        if fusion.split_merge and second is None and (parts := sub_queries(query)):
+            whole = replace(fusion, split_merge="")
+            modes: dict[bool, SearchMode] = {False: mode, True: "keyword" if fusion.split_legs == "keyword" else mode}
+            return split_ranking(
+                lambda text, part: self.rank(text, limit=limit, mode=modes[part], filters=filters, fusion=whole),
+                query, parts, fusion.split_merge, fusion.k,
+            )  # fmt: skip
         analysed = analyse(query)
         if analysed.is_empty:
             return Ranking([], {}, {}, TermWeights({}), frozenset())

@@ -1,4 +1,5 @@
-"""Round two's query-time signals (off by default): feedback words, common terms, chat diversity."""
+"""Round two's query-time signals (off by default): feedback words, common terms, chat diversity, split
+questions."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from storage.expansion import (
     common_term_boosts,
     diversified,
     feedback_terms,
+    sub_queries,
 )
 from storage.library import Library
 from storage.query import analyse
@@ -93,3 +95,66 @@ def test_feedback_brings_in_a_unit_that_shares_the_answers_words_but_none_of_the
     assert fed[0].conversation_id == "queue"
     assert "broker" in {u.conversation_id for u in fed}
     assert "bread" not in {u.conversation_id for u in fed}
+
+
+def test_a_question_about_two_people_is_split_into_one_question_about_each() -> None:
+    assert sub_queries("What subject have Caroline and Melanie both painted?") == [
+        "What subject have Caroline both painted?",
+        "What subject have Melanie both painted?",
+    ]
+    assert sub_queries("payment-service and auth-service errors") == ["payment-service errors", "auth-service errors"]
+
+
+def test_a_thing_that_belongs_to_the_first_keeps_the_first_in_its_question() -> None:
+    assert sub_queries("What types of pottery have Melanie and her kids made?") == [
+        "What types of pottery have Melanie made?",
+        "What types of pottery have Melanie kids made?",
+    ]
+
+
+def test_two_things_that_open_alike_are_each_taken_whole() -> None:
+    assert sub_queries("Which came first, the volleyball league or the charity 5K run?") == [
+        "Which came first, the volleyball league",
+        "Which came first, the charity 5K run?",
+    ]
+    assert sub_queries("How many cuisines have I learned to cook or tried out this year?") == [
+        "How many cuisines have I learned to cook",
+        "How many cuisines have I tried out this year?",
+    ]
+
+
+def test_two_clauses_are_split_and_the_second_keeps_the_first_clauses_names() -> None:
+    assert sub_queries("What did Caroline buy and why did she return it?") == [
+        "What did Caroline buy",
+        "why did she return it? Caroline",
+    ]
+
+
+def test_a_question_that_joins_nothing_is_not_split() -> None:
+    assert sub_queries("what did we choose for the queue and why?") == []
+    assert sub_queries("rock and roll") == ["rock", "roll"]  # a content word each side is all it asks
+    assert sub_queries("and then what") == []
+    assert sub_queries("the queue") == []
+
+
+def test_a_split_question_finds_each_things_chat_and_keeps_the_whole_questions_best_first(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    library.import_conversations(
+        [
+            conversation("both", ["Caroline and Melanie painted a sunset together", "Lovely."]),
+            conversation("caroline", ["Caroline painted the lake at dawn", "Nice."], day=1),
+            conversation("melanie", ["Melanie painted her dog", "Cute."], day=2),
+            conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."], day=3),
+        ]
+    )
+    query = "what have Caroline and Melanie painted"
+    for merge in ("interleave", "max", "rrf"):
+        split = library.search_units(query, mode="keyword", fusion=replace(SHIPPED, split_merge=merge))
+        chats = [u.conversation_id for u in split]
+        assert chats[0] == "both", merge
+        assert {"caroline", "melanie"} <= set(chats), merge
+        assert "bread" not in chats, merge
+    # a question that joins nothing ranks as without the field
+    alone = "what have they painted"
+    with_field = library.search_units(alone, mode="keyword", fusion=replace(SHIPPED, split_merge="max"))
+    assert [u.chunk_id for u in with_field] == [u.chunk_id for u in library.search_units(alone, mode="keyword")]

@@ -18,16 +18,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from storage.evidence import TermWeights
+from storage.evidence import ChatEvidence, TermWeights
 from storage.keyword_index import KeywordIndex
 from storage.lance_store import UnitHit
 from storage.query import META_WORDS, STOPWORDS, AnalysedQuery, stem_tokens
-
-if TYPE_CHECKING:
-    from storage.evidence import ChatEvidence
-    from storage.search import Ranking
 
 # Feedback words must be words: at least three letters, no digits (dates and counts are too specific
 # to one unit to describe what the query is about).
@@ -242,9 +238,26 @@ def _parallel_start(tokens: Sequence[str], conjunction: int) -> int | None:
     return same[-1] if same else None
 
 
-def split_ranking(
-    rank: Callable[[str, bool], Ranking], query: str, parts: Sequence[str], merge: str, k: int
-) -> Ranking:
+class Ranked(Protocol):
+    """What a merge reads of a ranking (`storage.search.Ranking`, which imports this module): a dataclass,
+    so the merge can be a copy of the whole question's with the merged fields."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def fused(self) -> list[tuple[str, float]]: ...
+    @property
+    def units(self) -> dict[str, UnitHit]: ...
+    @property
+    def evidence(self) -> dict[str, ChatEvidence]: ...
+    @property
+    def direct(self) -> frozenset[str]: ...
+
+
+R = TypeVar("R", bound=Ranked)
+
+
+def split_ranking(rank: Callable[[str, bool], R], query: str, parts: Sequence[str], merge: str, k: int) -> R:
     """The query's own ranking merged with each part's (`rank` ranks one text, unsplit; True for a part).
 
     `interleave` takes the rankings' units in turn (the query's first), `max` scores a unit by its best

@@ -99,32 +99,22 @@ class StdioFront:
         self._library: Callable[[], Library | None] | None = None
         self._budget = 0
         self._first_line = threading.Event()
+        self._pending = b""  # read from stdin, not yet taken (the reader thread's)
         self._restore: list[tuple[int, int]] = []
         threading.Thread(target=self._read, name="pastchats-stdio-front", daemon=True).start()
 
     # The reader thread.
 
     def _read(self) -> None:
-        pending = b""
         try:
-            while b"\n" not in pending and len(pending) < LONGEST_FIRST_LINE:
-                chunk = os.read(self.stdin_fd, 65536)
-                if not chunk:
-                    break  # EOF: the SDK reads it too, and ends as it would have
-                pending += chunk
-            end = pending.find(b"\n") + 1
-            reply = early_reply(pending[:end]) if end else None
-            if reply is not None:
-                self.version = negotiated_version(pending[:end])
-                self.write(reply)
-                self.early = reply
-                self.inbox.put(pending[:end])  # replayed to the SDK, whose reply stays off the wire
-                pending = pending[end:]
-            else:
-                with self._state:
-                    self._handed_over = True  # the front steps aside: everything is the SDK's
+            self._answer_first_line()
+        except Exception:  # stdout gone, or a bug of ours: the SDK answers, as it would without the front
+            logger.exception("the stdio front could not answer the first line; the MCP SDK answers it")
+            with self._state:
+                self._handed_over = True
         finally:
             self._first_line.set()
+        pending = self._pending
         try:
             while True:
                 pending = self._take_lines(pending)
@@ -134,6 +124,24 @@ class StdioFront:
                 pending += chunk
         finally:
             self.inbox.end(pending)
+
+    def _answer_first_line(self) -> None:
+        while b"\n" not in self._pending and len(self._pending) < LONGEST_FIRST_LINE:
+            chunk = os.read(self.stdin_fd, 65536)
+            if not chunk:
+                break  # EOF: the SDK reads it too, and ends as it would have
+            self._pending += chunk
+        end = self._pending.find(b"\n") + 1
+        reply = early_reply(self._pending[:end]) if end else None
+        if reply is None:
+            with self._state:
+                self._handed_over = True  # the front steps aside: everything is the SDK's
+            return
+        version = negotiated_version(self._pending[:end])
+        self.write(reply)
+        self.version, self.early = version, reply
+        self.inbox.put(self._pending[:end])  # replayed to the SDK, whose reply stays off the wire
+        self._pending = self._pending[end:]
 
     def _take_lines(self, pending: bytes) -> bytes:
         """Take each whole line of `pending`; return what is left (an unterminated line)."""
@@ -146,15 +154,15 @@ class StdioFront:
             line, pending = pending[:end], pending[end:]
             try:
                 action = answer(line, self.version)
+                if action is not None and action[0] == "reply":
+                    self._reply(action[1])
+                elif action is not None:
+                    self._start_call(line, action[1])
             except Exception:  # a bug of ours must not lose a line: the SDK answers it
-                logger.exception("the stdio front could not read a line; the MCP SDK answers it")
+                logger.exception("the stdio front could not take a line; the MCP SDK answers it")
                 action = None
             if action is None:
                 self.inbox.put(line)
-            elif action[0] == "reply":
-                self.write(action[1])
-            else:
-                self._start_call(line, action[1])
         return pending
 
     # Calls.
@@ -179,12 +187,13 @@ class StdioFront:
                 reply = call_reply(self.version, identifier, tool, arguments, library, self._budget)
         except Exception:
             logger.exception("the stdio front could not run a tool call; the MCP SDK answers it")
-        finally:
+        try:
             if reply is None:
                 self.inbox.put(line)
             else:
-                self.write(reply)
-                logger.info("%s: answered by the stdio front, before the MCP SDK was up", call[1])
+                self._reply(reply)
+                logger.info("%s: answered by the stdio front, before the MCP SDK was up", tool)
+        finally:
             with self._state:
                 self._running -= 1
                 self._state.notify_all()
@@ -217,6 +226,14 @@ class StdioFront:
         """One whole line to the client, never interleaved with another."""
         with self.write_lock:
             _write_all(self.stdout_fd, line.encode())
+
+    def _reply(self, line: str) -> None:
+        """A reply of the front's: a client gone (a closed pipe) is the SDK's to notice, as it notices
+        it without the front, when it writes or reads EOF."""
+        try:
+            self.write(line)
+        except OSError as exc:
+            logger.info("the client did not take a reply of the stdio front: %s", exc)
 
     def wait_for_first_line(self) -> None:
         """Until the first line has been read and answered (or left to the SDK)."""

@@ -372,3 +372,39 @@ def test_the_official_client_reads_the_fronts_replies(home: Path, model_cache_di
     assert missing.is_error
     assert "Use a uri exactly as" in text_of(missing)
     assert FRONT_CALL in (tmp_path / "server.log").read_text()  # the first call at least
+
+
+def test_a_client_that_stops_reading_still_ends_the_server_with_its_stdin(
+    home: Path, model_cache_dir: Path, tmp_path: Path
+) -> None:
+    process = serve_process(home, model_cache_dir, tmp_path)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdout.close()  # every reply, the front's and the SDK's, meets a closed pipe
+        lines = initialize() + INITIALIZED + request(1, "ping") + call(2, "recent_chats", n=1) + request(3, "x")
+        process.stdin.write(lines.encode())
+        process.stdin.close()
+        process.wait(timeout=120)  # ends, whatever its status: nothing hangs on a reply nobody reads
+    finally:
+        process.kill()
+
+
+INSPECTOR = REPO_ROOT / "tests" / "integration" / "node_modules" / ".bin" / "mcp-inspector"
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not INSPECTOR.exists(), reason="the MCP Inspector is not installed (npm ci in tests/integration)")
+def test_the_inspector_cli_reads_the_fronts_replies(home: Path, model_cache_dir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    command = [str(INSPECTOR), "--cli", "-e", f"FASTEMBED_CACHE_PATH={model_cache_dir}"]
+    command += ["-e", f"PASTCHATS_LOG_FILE={log}"]
+    command += [sys.executable, "-m", "server.cli", "--home", str(home), "-v", "serve"]
+    command += ["--method", "tools/call", "--tool-name", "read_chat", "--tool-arg", "uri=odd", "limit=2"]
+    env = {**os.environ, "HOME": str(tmp_path)}  # the Inspector keeps a catalog file in $HOME
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, env=env, cwd=REPO_ROOT, check=False)
+    assert done.returncode == 0, done.stderr
+    called = json.loads(done.stdout)
+    assert called["structuredContent"]["chat"]["title"] == "Odd ☃"
+    assert called["structuredContent"]["messages"][0]["text"] == ODD_TEXT
+    assert FRONT_CALL in log.read_text()

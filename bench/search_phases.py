@@ -16,6 +16,9 @@ cyclic garbage collector costs a search.
 - vector: the vector leg alone (`LanceStore.vector_search`, top 600, as a search asks), each of its steps
   timed inside it: the query embedding, the int8 scan, the candidates' bounds around it, the float16
   rows by `pread` and their scores, the finer bound, the best 600, the hits; medians over cold queries.
+- timeline: `conversation_search` through an in-memory MCP client, every step stamped with its thread and
+  its start and end since the call began (medians over cold searches): which thread waits for what, how
+  long from the legs' end to the engine's result, and from the tool's output to the client's reply.
 - gc: `conversation_search` (the tool without MCP) over the same queries under Python's default
   young-generation threshold (700) and the server's (`server.app.SERVING_GC_THRESHOLD`), each in its
   own child process: collections per generation, their time per search, the longest pause.
@@ -170,6 +173,129 @@ def vector(library: Library, count: int, reach: int = 600) -> dict[str, Any]:
             "p50_ms": round(statistics.median(t for t, _ in rows) * 1000, 2),
             "calls": statistics.median(n for _, n in rows),
         }
+    return out
+
+
+# What the timeline stamps, in call order (owner, attribute, label): the legs, the engine after them,
+# the tool, and the MCP layer's side of the result.
+TIMELINE: list[tuple[Any, str, str]] = [
+    (search.SearchEngine, "rank", "engine: rank (both legs, fusion)"),
+    (search.SearchEngine, "_query_vector", "vector worker: query embedding"),
+    (lance_store.LanceStore, "vector_search", "vector worker: vector leg (scan, rescoring, hits)"),
+    (KeywordIndex, "doc_freqs", "keyword: doc freqs"),
+    (KeywordIndex, "search", "keyword: Tantivy searches + stored docs"),
+    (KeywordIndex, "search_phrases", "keyword: phrase search"),
+    (TermWeights, "coverage", "keyword: coverage checks"),
+    (search.SearchEngine, "_fuse", "engine: RRF"),
+    (search.SearchEngine, "_window_boost", "engine: window boost"),
+    (search.SearchEngine, "_chat_boost", "engine: chat boost"),
+    (lance_store.LanceStore, "metas", "engine: chat metas"),
+    (lance_store.LanceStore, "message_windows", "engine: message windows read"),
+    (lance_store.LanceStore, "message_spans", "engine: message spans"),
+    (search.SearchEngine, "search", "engine: search (whole)"),
+]
+
+
+def timeline(library: Library, count: int) -> dict[str, Any]:
+    """Each step's start and end (ms since the MCP call began) and thread, medians over cold searches."""
+    import anyio
+    from mcp import Client
+
+    from server.app import build_server
+    from server.settings import Settings
+    from tools import common, conversation_search, search_budget
+
+    events: list[tuple[str, str, float, float]] = []
+
+    def stamped(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                events.append((label, threading.current_thread().name, started, time.perf_counter()))
+
+        return wrapper
+
+    def patch(owner: Any, name: str, label: str) -> None:
+        raw = owner.__dict__[name]
+        if isinstance(raw, staticmethod):
+            setattr(owner, name, staticmethod(stamped(label, raw.__func__)))
+        elif isinstance(raw, classmethod):
+            setattr(owner, name, classmethod(stamped(label, raw.__func__)))
+        else:
+            setattr(owner, name, stamped(label, raw))
+
+    for owner, name, label in TIMELINE:
+        patch(owner, name, label)
+    # The tool's own steps: its body, the budget fitting, rendering, and the CallToolResult it builds.
+    conversation_search.search = stamped("tool: search (whole, without MCP)", conversation_search.search)  # type: ignore[assignment]
+    conversation_search.fit_search = stamped("tool: fit_search (fitting + rendering)", search_budget.fit_search)  # type: ignore[assignment]
+    search_budget.chat_block = stamped("tool: chat_block renders", search_budget.chat_block)  # type: ignore[assignment]
+    common.tool_result = stamped("tool: tool_result (model_dump)", common.tool_result)  # type: ignore[assignment]
+    conversation_search.tool_result = common.tool_result  # type: ignore[assignment]
+    server = build_server(Settings(home=library.home, sync=False), lambda _: library)
+    rows: dict[str, list[tuple[float, float, float, int, str]]] = {}
+    totals: list[float] = []
+
+    async def session() -> None:
+        async with Client(server) as client:
+            await client.call_tool("conversation_search", {"query": "warm up"})
+            for query in queries(count=count):
+                cold(library)
+                events.clear()
+                started = time.perf_counter()
+                await client.call_tool("conversation_search", {"query": query})
+                ended = time.perf_counter()
+                totals.append(ended - started)
+                seen: dict[str, list[tuple[str, float, float]]] = {}
+                for label, thread, t0, t1 in events:
+                    seen.setdefault(label, []).append((thread, t0, t1))
+                for label, spans in seen.items():
+                    first = min(t0 for _, t0, _ in spans) - started
+                    last = max(t1 for _, _, t1 in spans) - started
+                    busy = sum(t1 - t0 for _, t0, t1 in spans)
+                    thread = spans[0][0].split("_")[0]
+                    rows.setdefault(label, []).append((first, last, busy, len(spans), thread))
+                rows.setdefault("mcp: reply at client", []).append((ended - started, ended - started, 0.0, 1, "main"))
+
+    anyio.run(session)
+
+    def ms(values: list[float]) -> float:
+        return round(statistics.median(values) * 1000, 2)
+
+    out: dict[str, Any] = {"mcp_call_p50_ms": ms(totals), "steps": {}}
+    for label, values in sorted(rows.items(), key=lambda item: statistics.median(v[0] for v in item[1])):
+        out["steps"][label] = {
+            "start_ms": ms([v[0] for v in values]),
+            "end_ms": ms([v[1] for v in values]),
+            "busy_ms": ms([v[2] for v in values]),
+            "calls": statistics.median(v[3] for v in values),
+            "thread": values[0][4],
+        }
+
+    def gap(later: str, at: int, earlier: str, at_earlier: int) -> float:
+        return ms([b[at] - a[at_earlier] for a, b in zip(rows[earlier], rows[later], strict=True)])
+
+    vector, keyword = "vector worker: vector leg (scan, rescoring, hits)", "keyword: Tantivy searches + stored docs"
+    legs = list(zip(rows[vector], rows[keyword], rows["keyword: coverage checks"], strict=True))
+    legs_end = [max(v[1], k[1], c[1]) for v, k, c in legs]
+    out["gaps_ms"] = {
+        "call start -> tool body starts": ms([v[0] for v in rows["tool: search (whole, without MCP)"]]),
+        "legs' end -> rank returns": ms(
+            [r[1] - e for r, e in zip(rows["engine: rank (both legs, fusion)"], legs_end, strict=True)]
+        ),
+        "vector leg end - keyword side end (>0: the keyword thread waits)": ms(
+            [v[1] - max(k[1], c[1]) for v, k, c in legs]
+        ),
+        "rank returns -> engine result": gap("engine: search (whole)", 1, "engine: rank (both legs, fusion)", 1),
+        "engine result -> tool body returns": gap("tool: search (whole, without MCP)", 1, "engine: search (whole)", 1),
+        "tool body returns -> tool_result built": gap(
+            "tool: tool_result (model_dump)", 1, "tool: search (whole, without MCP)", 1
+        ),
+        "tool_result built -> reply at client": gap("mcp: reply at client", 1, "tool: tool_result (model_dump)", 1),
+    }
     return out
 
 
@@ -337,7 +463,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=40)
-    parser.add_argument("--only", default="phases,gil,gc", help="comma list: phases,gil,threads,vector,gc")
+    parser.add_argument("--only", default="phases,gil,gc", help="comma list: phases,timeline,gil,threads,vector,gc")
     parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
     args = parser.parse_args()
     library = open_library(args.home)
@@ -352,6 +478,8 @@ def main() -> None:
         out["threads"] = threads(library, args.queries)
     if "phases" in wanted:
         out["phases"] = phases(library, args.queries)
+    if "timeline" in wanted:
+        out["timeline"] = timeline(library, args.queries)
     if "vector" in wanted:  # after phases: its wrappers stay on the methods
         out["vector"] = vector(library, args.queries)
     if "gc" in wanted:

@@ -51,9 +51,11 @@ class TermWeights:
     # Words that may stem to a query term (a stem minus its last letter, as a word's start: "proxi"
     # finds "proxy" and "proxies"). Only these are stemmed, ~40 passages a search.
     candidates: re.Pattern[str] | None = field(default=None, compare=False)
-    # The same starts, for lower-cased ASCII text, without the look-behind: the regular expression then
-    # skips ahead to a start's first letter instead of testing every position (coverage of 200 hits:
-    # ~2x faster); a match inside a word is dropped afterwards. None when a start is not lower-case ASCII.
+    # The same starts, for lower-cased ASCII text, with the look-behind after each start's first letter
+    # instead of before it: the regular expression then skips ahead to a start's first letter instead of
+    # testing every position (coverage of 200 hits: ~2x faster than `candidates`), and a match inside a
+    # word fails in the expression rather than in a Python loop afterwards (300 hits: ~1.3x faster
+    # again). None when a start is not lower-case ASCII.
     ascii_starts: re.Pattern[str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -63,7 +65,9 @@ class TermWeights:
             pattern = re.compile(r"(?<![^\W_])(?:" + alternatives + r")[^\W_]*", re.IGNORECASE)
             object.__setattr__(self, "candidates", pattern)
             if all(start.isascii() and start == start.lower() for start in starts):
-                object.__setattr__(self, "ascii_starts", re.compile(r"(?:" + alternatives + r")[^\W_]*"))
+                # `(?<![^\W_].)` after the first letter: the letter before that one is no letter or digit
+                at_word_start = "|".join(re.escape(s[0]) + r"(?<![^\W_].)" + re.escape(s[1:]) for s in starts)
+                object.__setattr__(self, "ascii_starts", re.compile(r"(?:" + at_word_start + r")[^\W_]*"))
 
     @classmethod
     def of(cls, query: AnalysedQuery, total_docs: int, doc_freq: Mapping[str, int]) -> TermWeights:
@@ -101,14 +105,8 @@ class TermWeights:
         if self.ascii_starts is None or (not text.isascii() and _FOLDS_BEYOND_LOWER.search(text)):
             return None
         # Without those letters, lower() is what IGNORECASE matches, it keeps every position, and [^\W_]
-        # is isalnum() before and after it. A match ends where its word ends, so one inside a word never
-        # hides the start of the next.
-        lowered = text.lower()
-        return {
-            match.group()
-            for match in self.ascii_starts.finditer(lowered)
-            if (start := match.start()) == 0 or not lowered[start - 1].isalnum()
-        }
+        # is isalnum() before and after it.
+        return set(self.ascii_starts.findall(text.lower()))
 
 
 @dataclass

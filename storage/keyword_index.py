@@ -66,8 +66,11 @@ class KeywordIndex:
 
     # ---- reads -------------------------------------------------------------------------------
 
-    def _searcher(self) -> Any:
-        """A searcher that has seen every commit, also those of other processes."""
+    def reader(self) -> Any:
+        """A searcher that has seen every commit, also those of other processes. A search takes one and
+        passes it to each of its keyword calls: one view of the index throughout, and one `stat` instead
+        of four (each a moment the calling thread lets go of the GIL and may wait for it beside the
+        vector leg)."""
         meta = self.path / "meta.json"
         try:
             mtime = meta.stat().st_mtime_ns
@@ -78,12 +81,14 @@ class KeywordIndex:
             self._meta_mtime = mtime
         return self.index.searcher()
 
+    _searcher = reader
+
     def doc_count(self) -> int:
         return int(self._searcher().num_docs)
 
-    def doc_freqs(self, terms: Iterable[str]) -> tuple[int, dict[str, int]]:
+    def doc_freqs(self, terms: Iterable[str], searcher: Any = None) -> tuple[int, dict[str, int]]:
         """How many documents there are, and how many hold each (analysed) term."""
-        searcher = self._searcher()
+        searcher = self.reader() if searcher is None else searcher
         return int(searcher.num_docs), {term: int(searcher.doc_freq("text", term)) for term in terms}
 
     def search(
@@ -93,9 +98,11 @@ class KeywordIndex:
         filters: Filters,
         kind: str = MESSAGE,
         boosts: Mapping[str, float] | None = None,
+        searcher: Any = None,
     ) -> list[UnitHit]:
         """The best units of one kind (messages, windows or chat documents: `storage.units`). `boosts`
-        weighs terms (a query term's weight, or a term the query lacks: `storage.expansion`)."""
+        weighs terms (a query term's weight, or a term the query lacks: `storage.expansion`); `searcher`:
+        the search's own (`reader`), else a fresh one."""
         if not query.terms:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
@@ -114,15 +121,15 @@ class KeywordIndex:
             should.append(
                 (Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST))
             )
-        return self._run(Q.boolean_query(should), limit, filters, kind)
+        return self._run(Q.boolean_query(should), limit, filters, kind, searcher)
 
-    def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters) -> list[UnitHit]:
+    def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
         """Only the chunks that contain one of the query's identifiers word for word."""
         if not query.phrases:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
-        return self._run(Q.boolean_query(phrases), limit, filters, MESSAGE)
+        return self._run(Q.boolean_query(phrases), limit, filters, MESSAGE, searcher)
 
     def stored_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
         """The stored text of these units (as far as `STORED_TEXT_CHARS`), by chunk id."""
@@ -131,19 +138,19 @@ class KeywordIndex:
         if not wanted:
             return {}
         ids = [(Occur.Should, Q.term_query(self.schema, "chunk_id", cid)) for cid in wanted]
-        searcher = self._searcher()
+        searcher = self.reader()
         out = {}
         for _score, address in searcher.search(Q.boolean_query(ids), len(wanted)).hits:
             doc = searcher.doc(address).to_dict()
             out[doc["chunk_id"][0]] = _text(doc)
         return out
 
-    def _run(self, query: Any, limit: int, filters: Filters, kind: str) -> list[UnitHit]:
+    def _run(self, query: Any, limit: int, filters: Filters, kind: str, searcher: Any = None) -> list[UnitHit]:
         Occur = tantivy.Occur
         clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
         clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)))
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
-        searcher = self._searcher()
+        searcher = self.reader() if searcher is None else searcher
         hits = searcher.search(tantivy.Query.boolean_query(clauses), limit).hits
         out = []
         for _score, address in hits:

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -218,7 +219,8 @@ class SearchEngine:
             reach = depth * (VECTOR_OVERFETCH if any(wanted.values()) else 1)
             threads = HYBRID_SCAN_THREADS if mode == "hybrid" and analysed.terms else SCAN_THREADS
             vector_leg = _WORKERS.submit(self._vector_hits, analysed.text, fusion.query_form, reach, filters, threads)
-        weights = self._weights(analysed)
+        reader = self.keywords.reader()
+        weights = self._weights(analysed, reader)
         boosts = common_term_boosts(weights, fusion.common_share, fusion.common_weight)
         if second is not None:
             boosts.update(second.boosts)
@@ -230,7 +232,7 @@ class SearchEngine:
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
         if mode in ("hybrid", "keyword"):
-            hits = self.keywords.search(analysed, depth, filters, boosts=boosts)
+            hits = self.keywords.search(analysed, depth, filters, boosts=boosts, searcher=reader)
             factors: dict[str, float] = {}
             for hit in hits:
                 coverage = weights.coverage(hit.text or "")
@@ -242,7 +244,7 @@ class SearchEngine:
             keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight
             leg_weights.append(keyword_weight)
             unit_weights.append(factors)
-            exact = self.keywords.search_phrases(analysed, depth, filters)
+            exact = self.keywords.search_phrases(analysed, depth, filters, reader)
             for hit in exact:
                 evidence.setdefault(hit.conversation_id, ChatEvidence()).add(exact=True)
             if exact:  # chunks holding an identifier word for word rank as a list of their own
@@ -251,7 +253,7 @@ class SearchEngine:
                 unit_weights.append(None)
             for kind in (WINDOW, CHAT):
                 if wanted[kind]:
-                    found = self.keywords.search(analysed, LEG_DEPTH, filters, kind, boosts)
+                    found = self.keywords.search(analysed, LEG_DEPTH, filters, kind, boosts, reader)
                     # the same coverage rule as for messages: a window holding only the query's common
                     # words must not outrank one message holding its rare ones
                     damped = (
@@ -333,8 +335,8 @@ class SearchEngine:
         mean: Vectors = (both / np.linalg.norm(both)).astype(np.float32)
         return mean
 
-    def _weights(self, analysed: AnalysedQuery) -> TermWeights:
-        total, freqs = self.keywords.doc_freqs(analysed.terms)
+    def _weights(self, analysed: AnalysedQuery, reader: Any = None) -> TermWeights:
+        total, freqs = self.keywords.doc_freqs(analysed.terms, reader)
         return TermWeights.of(analysed, total, freqs)
 
     @staticmethod

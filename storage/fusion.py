@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from operator import itemgetter
 from typing import TypeVar
 
 K = 60  # the textbook constant (Cormack, Clarke & Büttcher 2009); the engine's choice is `search.Fusion.k`
@@ -18,4 +19,4 @@ def rrf(rankings: Sequence[Sequence[T]], k: int = K, weights: Sequence[float] | 
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     # Ties keep the order of first appearance (dicts keep insertion order; sorted is stable).
-    return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+    return sorted(scores.items(), key=itemgetter(1), reverse=True)

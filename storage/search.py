@@ -6,12 +6,13 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from storage.embedder import Embedder, Vectors
-from storage.evidence import ChatEvidence, TermWeights, keyword_factor, strongest_first
+from storage.evidence import ChatEvidence, Strength, TermWeights, keyword_factor, strongest_first
 from storage.expansion import (
     ExpandedWeights,
     Feedback,
@@ -35,6 +36,8 @@ from storage.units import CHAT, MESSAGE, WINDOW, kind_of, message_chunk_id
 from storage.vector_matrix import SCAN_THREADS
 
 log = logging.getLogger(__name__)
+
+SCORE = itemgetter(1)  # of a (chunk id, score) pair: the sort key of every fused list (a lambda's calls cost more)
 
 # Query embedding and the vector leg, beside the keyword leg (`SearchEngine.rank`).
 _WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pastchats-vector-leg")
@@ -351,7 +354,7 @@ class SearchEngine:
             for rank, hit in enumerate(leg, start=1):
                 factor = 1.0 if factors is None else factors.get(hit.chunk_id, 1.0)
                 scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * factor / (k + rank)
-        return sorted(scores.items(), key=lambda pair: pair[1], reverse=True)
+        return sorted(scores.items(), key=SCORE, reverse=True)
 
     def search_units(
         self,
@@ -406,7 +409,7 @@ class SearchEngine:
         boosted = dict(fused)
         for member, score in best.items():
             boosted[member] = boosted.get(member, 0.0) + share * score
-        return sorted(boosted.items(), key=lambda pair: pair[1], reverse=True)
+        return sorted(boosted.items(), key=SCORE, reverse=True)
 
     @classmethod
     def _chat_document_boost(
@@ -422,7 +425,7 @@ class SearchEngine:
         scores, documents = cls._coarse_scores(legs, k)
         by_chat = {documents[doc_id].conversation_id: score for doc_id, score in scores.items()}
         boosted = [(cid, score + share * by_chat.get(units[cid].conversation_id, 0.0)) for cid, score in fused]
-        return sorted(boosted, key=lambda pair: pair[1], reverse=True)
+        return sorted(boosted, key=SCORE, reverse=True)
 
     @staticmethod
     def _neighbour_boost(
@@ -439,7 +442,7 @@ class SearchEngine:
             before = by_message.get((unit.conversation_id, unit.first_index - 1), 0.0)
             after = by_message.get((unit.conversation_id, unit.last_index + 1), 0.0)
             boosted.append((chunk_id, score + share * (before + after)))
-        return sorted(boosted, key=lambda pair: pair[1], reverse=True)
+        return sorted(boosted, key=SCORE, reverse=True)
 
     @staticmethod
     def _chat_boost(
@@ -453,7 +456,7 @@ class SearchEngine:
         boosted = [
             (chunk_id, score + boost * sum(evidence[units[chunk_id].conversation_id])) for chunk_id, score in fused
         ]
-        return sorted(boosted, key=lambda pair: pair[1], reverse=True)
+        return sorted(boosted, key=SCORE, reverse=True)
 
     def search(
         self,
@@ -472,11 +475,16 @@ class SearchEngine:
         in_chat: dict[str, list[tuple[str, float]]] = {}
         hidden = self.hidden()
         for pair in ranking.fused:
-            if units[pair[0]].conversation_id not in hidden:
-                in_chat.setdefault(units[pair[0]].conversation_id, []).append(pair)
+            chat = units[pair[0]].conversation_id
+            if chat not in hidden:
+                in_chat.setdefault(chat, []).append(pair)
         none = ChatEvidence()
-        strengths = {cid: ranking.evidence.get(cid, none).strength(ranking.weights) for cid in in_chat}
-        matching = sum(1 for cid in in_chat if ranking.evidence.get(cid, none).matches())
+        strengths: dict[str, Strength] = {}
+        matching = 0
+        for cid in in_chat:
+            evidence = ranking.evidence.get(cid, none)
+            strengths[cid] = evidence.strength(ranking.weights)
+            matching += evidence.matches()
         chosen = strongest_first((cid, strengths[cid]) for cid in in_chat)[:max_results]
         metas = self.store.metas(chosen)
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out

@@ -140,8 +140,15 @@ def message_lines(message: ShownMessage, dated: bool) -> list[str]:
     return out
 
 
-def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]]) -> str:
-    """One chat; `groups` are runs of consecutive messages, separated by a `…` line."""
+# Each message's lines by the message's id, with the message (so an id reused by a new object never
+# matches) and whether the lines were dated: the size budget renders a chat several times over, at
+# levels that mostly keep the same message objects (`tools.search_budget`).
+LineMemo = dict[int, tuple["ShownMessage", bool, list[str]]]
+
+
+def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]], memo: LineMemo | None = None) -> str:
+    """One chat; `groups` are runs of consecutive messages, separated by a `…` line. `memo` keeps each
+    message's lines for the next rendering of the same message."""
     attrs = [f"uri='{attr(hit.uri)}'"]
     if hit.url:
         attrs.append(f"url='{attr(hit.url)}'")
@@ -163,7 +170,13 @@ def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]]) -> str:
         if position:
             lines.append(MATCH_SEPARATOR)
         for message in group:
-            lines.extend(message_lines(message, dated))
+            if memo is None:
+                lines.extend(message_lines(message, dated))
+                continue
+            kept = memo.get(id(message))
+            if kept is None or kept[0] is not message or kept[1] != dated:
+                kept = memo[id(message)] = (message, dated, message_lines(message, dated))
+            lines.extend(kept[2])
     lines.append("</chat>")
     return "\n".join(lines)
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from storage.results import ChatHit, SearchResult
 from tools.budget import CUT, clip_hit, focus_pattern, hint_list, shortened_hints
 from tools.outputs import SearchOutput
-from tools.render import chat_block, quoted
+from tools.render import LineMemo, chat_block, quoted
 
 # (matches kept, characters kept of a matched message); messages around a match keep half as many.
 LEVELS = [(3, 4000), (3, 2000), (2, 1600), (2, 1000), (1, 1000), (1, 700), (1, 450), (1, 300), (1, 200), (1, 120)]
@@ -27,8 +27,8 @@ def fitted(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) 
     return clip_hit(hit, cap, focus, keep)
 
 
-def block(hit: ChatHit) -> str:
-    return chat_block(hit, [m.messages for m in hit.matches])
+def block(hit: ChatHit, memo: LineMemo | None = None) -> str:
+    return chat_block(hit, [m.messages for m in hit.matches], memo)
 
 
 def share(
@@ -36,19 +36,21 @@ def share(
     usable: int,
     focus: re.Pattern[str] | None,
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] | None = None,
+    memo: LineMemo | None = None,
 ) -> tuple[list[ChatHit], int]:
     """Each chat at the richest level that fits its fair part; smaller chats leave their rest to others.
 
     Returns the fitted chats and the size of their blocks. Levels are rendered only as far as needed
     (rendering all ten for every chat was most of a search's formatting time); `fitted_cache` keeps
-    them across the calls of one `fit_search`, keyed by (chat position, level).
+    them across the calls of one `fit_search`, keyed by (chat position, level), and `memo` the lines of
+    the messages the levels share.
     """
     cache = {} if fitted_cache is None else fitted_cache
 
     def variant(i: int, level: int) -> tuple[ChatHit, int]:
         if (i, level) not in cache:
             hit = fitted(hits[i], LEVELS[level], focus)
-            cache[(i, level)] = hit, len(block(hit)) + SEPARATOR
+            cache[(i, level)] = hit, len(block(hit, memo)) + SEPARATOR
         return cache[(i, level)]
 
     chosen: dict[int, ChatHit] = {}
@@ -86,16 +88,20 @@ def _more_chats(result: SearchResult, shown: int, max_results: int) -> str | Non
 
 
 def fit_search(
-    result: SearchResult, budget: int, render: Callable[[SearchOutput], str], max_results: int = 10
+    result: SearchResult,
+    budget: int,
+    render: Callable[[SearchOutput, LineMemo | None], str],
+    max_results: int = 10,
 ) -> tuple[SearchOutput, str]:
     focus = focus_pattern(result.query)
     hits = list(result.chats)
     reserve = 600  # for the notes, measured and corrected below
     dropped: list[str] = []
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] = {}  # hits only ever lose their last one
+    memo: LineMemo = {}  # the lines of each message rendered so far (its objects all live in the cache)
     while True:
         usable = budget - reserve
-        shown, size = share(hits, usable, focus, fitted_cache)
+        shown, size = share(hits, usable, focus, fitted_cache, memo)
         left_out = [hint for hit, fit in zip(hits, shown, strict=True) for hint in _left_out(hit, fit)]
         notes = list(result.notes)
         if not dropped and (more := _more_chats(result, len(shown), max_results)):
@@ -114,7 +120,7 @@ def fit_search(
             notes=notes,
             truncated=bool(dropped or left_out or shortened),
         )
-        text = render(output)
+        text = render(output, memo)
         if len(text) <= budget:
             return output, text
         if size <= usable and reserve < budget:  # the notes took more than was set aside for them

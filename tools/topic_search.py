@@ -11,7 +11,7 @@ from storage.times import iso_z
 from tools.arguments import ArgumentError, blank_to_none, window
 from tools.errors import require_chats
 from tools.outputs import SearchOutput
-from tools.render import chat_block, document, quoted
+from tools.render import LineMemo, chat_block, document, quoted
 from tools.search_budget import fit_search
 
 if TYPE_CHECKING:
@@ -37,8 +37,8 @@ def _lead(output: SearchOutput) -> str | None:
     return None
 
 
-def render(output: SearchOutput) -> str:
-    blocks = [chat_block(hit, [m.messages for m in hit.matches]) for hit in output.chats]
+def render(output: SearchOutput, memo: LineMemo | None = None) -> str:
+    blocks = [chat_block(hit, [m.messages for m in hit.matches], memo) for hit in output.chats]
     return document(blocks, output.notes, lead=_lead(output))
 
 

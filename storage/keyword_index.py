@@ -103,6 +103,29 @@ class KeywordIndex:
         """The best units of one kind (messages, windows or chat documents: `storage.units`). `boosts`
         weighs terms (a query term's weight, or a term the query lacks: `storage.expansion`); `searcher`:
         the search's own (`reader`), else a fresh one."""
+        searcher = self.reader() if searcher is None else searcher
+        return self.read(self.find(query, limit, filters, kind, boosts, searcher), searcher)
+
+    def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
+        """Only the chunks that contain one of the query's identifiers word for word."""
+        searcher = self.reader() if searcher is None else searcher
+        return self.read(self.find_phrases(query, limit, filters, searcher), searcher)
+
+    # `search` in two steps, for a caller that runs every Tantivy search first and reads the documents
+    # after: a search lets go of the GIL and, beside a thread running Python, may wait up to the switch
+    # interval (5 ms) to get it back; document reads keep it. `SearchEngine.rank` searches while the
+    # vector leg's worker is in native code (the query embedding), and reads while it scans.
+
+    def find(
+        self,
+        query: AnalysedQuery,
+        limit: int,
+        filters: Filters,
+        kind: str = MESSAGE,
+        boosts: Mapping[str, float] | None = None,
+        searcher: Any = None,
+    ) -> list[Any]:
+        """`search`'s documents, unread: their addresses, best first (`read` reads them)."""
         if not query.terms:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
@@ -123,13 +146,32 @@ class KeywordIndex:
             )
         return self._run(Q.boolean_query(should), limit, filters, kind, searcher)
 
-    def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
-        """Only the chunks that contain one of the query's identifiers word for word."""
+    def find_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:
+        """`search_phrases`'s documents, unread."""
         if not query.phrases:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
         return self._run(Q.boolean_query(phrases), limit, filters, MESSAGE, searcher)
+
+    def read(self, addresses: list[Any], searcher: Any) -> list[UnitHit]:
+        """The units at these addresses (from `find` with the same searcher), in their order."""
+        out = []
+        for address in addresses:
+            # One dictionary of every stored field: half the time of six lookups on the document (300
+            # documents a search).
+            doc = searcher.doc(address).to_dict()
+            out.append(
+                UnitHit(
+                    doc["chunk_id"][0],
+                    doc["conversation_id"][0],
+                    doc["first_index"][0],
+                    doc["last_index"][0],
+                    tuple(doc.get("message_ids", ())),
+                    text=_text(doc),
+                )
+            )
+        return out
 
     def stored_texts(self, chunk_ids: Iterable[str]) -> dict[str, str]:
         """The stored text of these units (as far as `STORED_TEXT_CHARS`), by chunk id."""
@@ -145,29 +187,13 @@ class KeywordIndex:
             out[doc["chunk_id"][0]] = _text(doc)
         return out
 
-    def _run(self, query: Any, limit: int, filters: Filters, kind: str, searcher: Any = None) -> list[UnitHit]:
+    def _run(self, query: Any, limit: int, filters: Filters, kind: str, searcher: Any = None) -> list[Any]:
         Occur = tantivy.Occur
         clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
         clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)))
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self.reader() if searcher is None else searcher
-        hits = searcher.search(tantivy.Query.boolean_query(clauses), limit).hits
-        out = []
-        for _score, address in hits:
-            # One dictionary of every stored field: half the time of six lookups on the document (300
-            # documents a search).
-            doc = searcher.doc(address).to_dict()
-            out.append(
-                UnitHit(
-                    doc["chunk_id"][0],
-                    doc["conversation_id"][0],
-                    doc["first_index"][0],
-                    doc["last_index"][0],
-                    tuple(doc.get("message_ids", ())),
-                    text=_text(doc),
-                )
-            )
-        return out
+        return [address for _score, address in searcher.search(tantivy.Query.boolean_query(clauses), limit).hits]
 
     def _filter_queries(self, filters: Filters) -> Iterator[Any]:
         Q = tantivy.Query

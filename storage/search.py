@@ -235,7 +235,17 @@ class SearchEngine:
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
         if mode in ("hybrid", "keyword"):
-            hits = self.keywords.search(analysed, depth, filters, boosts=boosts, searcher=reader)
+            # Every Tantivy search first, while the worker embeds the query (native code, no GIL wanted):
+            # a search lets go of the GIL and, beside Python on the worker, waits for it again. Then
+            # the documents and their coverage (Python) while the worker scans (`KeywordIndex.find`).
+            found_messages = self.keywords.find(analysed, depth, filters, boosts=boosts, searcher=reader)
+            found_exact = self.keywords.find_phrases(analysed, depth, filters, reader)
+            found_coarse = {
+                kind: self.keywords.find(analysed, LEG_DEPTH, filters, kind, boosts, reader)
+                for kind in (WINDOW, CHAT)
+                if wanted[kind]
+            }
+            hits = self.keywords.read(found_messages, reader)
             factors: dict[str, float] = {}
             for hit in hits:
                 coverage = weights.coverage(hit.text or "")
@@ -247,7 +257,7 @@ class SearchEngine:
             keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight
             leg_weights.append(keyword_weight)
             unit_weights.append(factors)
-            exact = self.keywords.search_phrases(analysed, depth, filters, reader)
+            exact = self.keywords.read(found_exact, reader)
             for hit in exact:
                 evidence.setdefault(hit.conversation_id, ChatEvidence()).add(exact=True)
             if exact:  # chunks holding an identifier word for word rank as a list of their own
@@ -256,7 +266,7 @@ class SearchEngine:
                 unit_weights.append(None)
             for kind in (WINDOW, CHAT):
                 if wanted[kind]:
-                    found = self.keywords.search(analysed, LEG_DEPTH, filters, kind, boosts, reader)
+                    found = self.keywords.read(found_coarse[kind], reader)
                     # the same coverage rule as for messages: a window holding only the query's common
                     # words must not outrank one message holding its rare ones
                     damped = (

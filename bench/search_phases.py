@@ -32,6 +32,7 @@ import argparse
 import functools
 import gc
 import hashlib
+import importlib
 import json
 import os
 import statistics
@@ -236,9 +237,14 @@ def timeline(library: Library, count: int) -> dict[str, Any]:
 
     for owner, name, label in TIMELINE:
         patch(owner, name, label)
-    # The tool's own steps: its body, the budget fitting, rendering, and the CallToolResult it builds.
-    conversation_search.search = stamped("tool: search (whole, without MCP)", conversation_search.search)  # type: ignore[assignment]
-    conversation_search.fit_search = stamped("tool: fit_search (fitting + rendering)", search_budget.fit_search)  # type: ignore[assignment]
+    # The tool's own steps: its body (in `tools.topic_search` since the sixth session, in the tool's module
+    # before), the budget fitting, rendering, and the CallToolResult it builds.
+    try:
+        body: Any = importlib.import_module("tools.topic_search")
+    except ImportError:
+        body = conversation_search
+    body.search = stamped("tool: search (whole, without MCP)", body.search)
+    body.fit_search = stamped("tool: fit_search (fitting + rendering)", search_budget.fit_search)
     search_budget.chat_block = stamped("tool: chat_block renders", search_budget.chat_block)  # type: ignore[assignment]
     common.tool_result = stamped("tool: tool_result (model_dump)", common.tool_result)  # type: ignore[assignment]
     conversation_search.tool_result = common.tool_result  # type: ignore[assignment]

@@ -132,13 +132,13 @@ def search(
     as_json: bool,
 ) -> None:
     """Search past chats by topic: what the conversation_search tool answers."""
-    from tools import conversation_search  # deferred: pulls in the MCP SDK (start-up speed)
+    from tools import topic_search  # the tool's body, without the MCP SDK
 
     settings = make_settings(ctx)
     with opened(settings) as library:
         output, text = as_tool(
-            conversation_search.NAME,
-            lambda: conversation_search.search(
+            topic_search.NAME,
+            lambda: topic_search.search(
                 library,
                 query,
                 max_results=max_results,

@@ -285,3 +285,13 @@ def test_a_path_in_another_format_than_named_is_answered_without_the_importers(
 def test_the_formats_the_fast_path_lists_are_the_importers() -> None:
     assert list(sniff.FORMATS) == registry.names()
     assert sniff.CURSOR_DB == cursor_store.DB_NAME
+
+
+def test_search_answers_without_the_mcp_sdk(home: Path, env: dict[str, str]) -> None:
+    """`pastchats search` runs the tool's own body (`tools.topic_search`), not the SDK's wrapper."""
+    script = LIGHT.replace('heavy = (', 'heavy = ("mcp", "mcp_types", ').replace("LOADED", "HEAVY")
+    argv = [sys.executable, "-c", script, "--home", str(home), "search", "nginx"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert "nginx" in done.stdout.lower()
+    loaded = done.stderr.rsplit("\nHEAVY", 1)[1].split()
+    assert not {"mcp", "mcp_types"} & set(loaded), loaded

@@ -289,7 +289,7 @@ def test_the_formats_the_fast_path_lists_are_the_importers() -> None:
 
 def test_search_answers_without_the_mcp_sdk(home: Path, env: dict[str, str]) -> None:
     """`pastchats search` runs the tool's own body (`tools.topic_search`), not the SDK's wrapper."""
-    script = LIGHT.replace('heavy = (', 'heavy = ("mcp", "mcp_types", ').replace("LOADED", "HEAVY")
+    script = LIGHT.replace("heavy = (", 'heavy = ("mcp", "mcp_types", ').replace("LOADED", "HEAVY")
     argv = [sys.executable, "-c", script, "--home", str(home), "search", "nginx"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
     assert "nginx" in done.stdout.lower()

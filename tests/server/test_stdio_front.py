@@ -8,19 +8,15 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import anyio
 import pytest
 from mcp.server.mcpserver import MCPServer
-from mcp.server.runner import serve_dual_era_loop
-from mcp.server.stdio import stdio_server
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from server import stdio_front, stdio_front_lines, stdio_front_replies
-from server.stdio_front_gen import DISTRIBUTIONS, initialize_line, pastchats_server, results, sdk_output
+from server.stdio_front_gen import DISTRIBUTIONS, initialize_line, pastchats_server, results, sdk_output, sdk_replies
 from tests.conftest import REPO_ROOT
 
 UNSUPPORTED = ["1999-01-01", "2026-07-28", "", "latest"]
@@ -187,49 +183,6 @@ def front_conversation(command: list[str], tmp_path: Path, lines: str, replies: 
     return written, errors.read_text(), status
 
 
-class _Client:
-    """In-memory stdin and stdout for the SDK's stdio transport: the lines, then EOF once `replies`
-    lines have been written (EOF right away would race the replies still being made)."""
-
-    def __init__(self, lines: str, replies: int):
-        self.lines = lines.splitlines(keepends=True)
-        self.written: list[str] = []
-        self.replies = replies
-        self.all_written = anyio.Event()
-
-    async def _lines(self) -> AsyncIterator[str]:
-        for line in self.lines:
-            yield line
-        if len(self.written) < self.replies:
-            await self.all_written.wait()
-
-    def __aiter__(self) -> AsyncIterator[str]:
-        return self._lines()
-
-    async def write(self, text: str) -> None:
-        self.written.append(text)
-        if len(self.written) >= self.replies:
-            self.all_written.set()
-
-    async def flush(self) -> None:
-        pass
-
-
-def sdk_conversation(server: MCPServer[Any], lines: str, replies: int) -> list[str]:
-    """What the SDK alone writes for these lines (`server.stdio_front_gen.sdk_output`, EOF held back)."""
-
-    async def serve() -> list[str]:
-        client = _Client(lines, replies)
-        lowlevel = server._lowlevel_server
-        wire = cast("Any", client)  # the transport iterates stdin and writes and flushes stdout
-        async with stdio_server(stdin=wire, stdout=wire) as (read_stream, write_stream):
-            options = lowlevel.create_initialization_options()
-            await serve_dual_era_loop(lowlevel, read_stream, write_stream, lifespan_state=None, init_options=options)
-        return client.written
-
-    return anyio.run(serve)
-
-
 # (lines sent at once, how many replies they get); after `initialize` the front answers what it can
 CONVERSATIONS = {
     "initialize, then ping and tools/list at once": (
@@ -252,7 +205,7 @@ def test_a_client_sees_through_the_front_what_the_sdk_alone_writes(
 ) -> None:
     lines, replies = CONVERSATIONS[name]
     written, stderr, status = front_conversation(serve, tmp_path, lines, replies)
-    expected = sdk_conversation(server, lines, replies)
+    expected = sdk_replies(server, lines, replies)
     assert status == 0, stderr
     assert len(expected) == replies
     # Replies to concurrent requests may come in either order; the first reply is always first.

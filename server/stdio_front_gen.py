@@ -191,12 +191,22 @@ def _text_lines(text: str, indent: str) -> list[str]:
 
 
 def _per_version(name: str, texts: dict[str, str]) -> list[str]:
+    """`name`: each version's text; a text several versions share (`tools/list` is one for all) is
+    written once, under the first of them, and the others refer to it."""
     lines = [f"{name}: dict[str, str] = {{\n"]
+    first: dict[str, str] = {}
     for version, text in texts.items():
+        if text in first:
+            continue
+        first[text] = version
         lines.append(f"    {json.dumps(version)}: (\n")
         lines.extend(_text_lines(text, "        "))
         lines.append("    ),\n")
-    return [*lines, "}\n", "\n"]
+    lines.extend(["}\n", "\n"])
+    for version, text in texts.items():
+        if first[text] != version:
+            lines.append(f"{name}[{json.dumps(version)}] = {name}[{json.dumps(first[text])}]\n")
+    return [*lines, "\n"] if len(first) < len(texts) else lines
 
 
 def write() -> None:

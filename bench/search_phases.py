@@ -346,7 +346,7 @@ def gil(library: Library, count: int) -> dict[str, Any]:
     every = tantivy.Query.boolean_query(
         [(tantivy.Occur.Should, tantivy.Query.term_query(keywords.schema, "text", t)) for t in terms]
     )
-    searcher = keywords._searcher()
+    searcher = (getattr(keywords, "reader", None) or keywords._searcher)()  # `_searcher` in older code
     blob = os.urandom(64 << 20)
     embedder = library.embedder
     assert isinstance(embedder, FastEmbedder), "the gil probe needs the model (FASTEMBED_CACHE_PATH)"

@@ -81,10 +81,8 @@ class KeywordIndex:
             self._meta_mtime = mtime
         return self.index.searcher()
 
-    _searcher = reader
-
     def doc_count(self) -> int:
-        return int(self._searcher().num_docs)
+        return int(self.reader().num_docs)
 
     def doc_freqs(self, terms: Iterable[str], searcher: Any = None) -> tuple[int, dict[str, int]]:
         """How many documents there are, and how many hold each (analysed) term."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import sys
 from contextlib import ExitStack
 from datetime import datetime
@@ -30,7 +31,7 @@ from server.cli_quick import recent_text, stats_text
 from server.cli_setup import doctor, setup
 
 if TYPE_CHECKING:
-    from server.settings import Settings
+    from server.settings_quick import QuickSettings
     from storage.library import Library
 
 
@@ -233,7 +234,11 @@ def serve(
     front = stdio_front.start() if transport == "stdio" else None
     from server import transports, wiring  # deferred (start-up speed)
 
-    settings = make_settings(ctx, host=host, port=port)
+    # Over stdio the store opens, and the front answers the first calls, on the settings read without
+    # pydantic-settings (0.3-0.4 s of the first result; the same values, or none and the full reader
+    # now); the full `Settings` are built once that is done, before the SDK's import.
+    early = quick_serving_settings(ctx) if front is not None and host is None and port is None else None
+    settings = make_settings(ctx, host=host, port=port) if early is None else None
     transports.stop_at_once_on_ctrl_c()
     if transport == "stdio" and sys.stdin.isatty():
         click.echo(
@@ -241,18 +246,23 @@ def serve(
             "`pastchats setup claude-desktop` (or claude-code, cursor, vscode).",
             err=True,
         )
-    if transport != "stdio":
+    if settings is not None and transport != "stdio":
         transports.check_binding(settings)
         path = "/sse" if transport == "sse" else "/mcp"
         click.echo(f"pastchats: serving on http://{settings.host}:{settings.port}{path}", err=True)
     opened_libraries: list[Library] = []
 
-    def factory(s: Settings) -> Library:
+    def factory(s: wiring.StoreSettings) -> Library:
         opened_libraries.append(wiring.open_for_serving(s))
         return opened_libraries[-1]
 
     try:
-        warm = transports.warm_up_behind_front(front, lambda: factory(settings), settings.output_budget_chars)
+        start = early or settings
+        assert start is not None  # one of the two was read above
+        warm = transports.warm_up_behind_front(front, lambda: factory(start), start.output_budget_chars)
+        if settings is None:
+            settings = make_settings(ctx, log=False)
+            logging.getLogger("pastchats.server").debug("settings read in full, after the front's first calls")
         from server.app import build_server  # deferred: pulls in the MCP SDK (start-up speed)
 
         transports.serve(build_server(settings, factory, warm), settings, transport, front)
@@ -261,6 +271,19 @@ def serve(
     finally:
         for library in opened_libraries:
             library.close()
+
+
+def quick_serving_settings(ctx: click.Context) -> QuickSettings | None:
+    """The flags and environment as `Settings` reads them, for the fields opening the store and logging
+    read, without pydantic; None when only `Settings` can say (lists, unusual values, errors)."""
+    from server.logs import configure_logging
+    from server.settings_quick import quick_settings
+
+    given = ctx.ensure_object(dict)
+    quick = quick_settings(home=given.get("home"), model=given.get("model"), log_level=given.get("log_level"))
+    if quick is not None:
+        configure_logging(quick)
+    return quick
 
 
 @cli.command()

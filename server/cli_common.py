@@ -40,8 +40,9 @@ ISO = IsoDatetime()
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 
 
-def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
-    """The one Settings object: command-line flags over environment over defaults."""
+def make_settings(ctx: click.Context, *, log: bool = True, **overrides: Any) -> Settings:
+    """The one Settings object: command-line flags over environment over defaults. `log=False`: logging
+    was configured already, from the same values (`serve`'s quick start)."""
     # deferred, like every import a command needs but `--help` and argument errors do not: pydantic
     # and the importers are most of what is left of start-up once LanceDB is out of the way
     from pydantic import ValidationError
@@ -58,7 +59,8 @@ def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
         raise click.ClickException(f"invalid setting: {problems}") from None
     except SettingsError as exc:  # a list or mapping variable that is not JSON
         raise click.ClickException(f"invalid setting: {exc}; lists and mappings are JSON, e.g. '[\"a\"]'") from None
-    configure_logging(settings)
+    if log:
+        configure_logging(settings)
     return settings
 
 

@@ -1,7 +1,8 @@
-"""The settings the read-only commands need, read without pydantic (start-up speed of `stats`, `recent`).
+"""The settings the read-only commands and `serve`'s start need, read without pydantic (start-up speed
+of `stats`, `recent`, and of `serve`'s first result: pydantic-settings is 0.3-0.4 s of it).
 
 `server.settings.Settings` stays the one definition of every setting; this reader gives the same
-values for the fields `stats` and `recent` use, from the same sources with the same precedence
+values for the fields `stats`, `recent` and the opening of the store use, from the same sources with the same precedence
 (command-line flags over `PASTCHATS_*` variables, matched case-insensitively, over defaults). Where
 it could disagree with `Settings` (a list-valued variable, an empty or unusual value, a value
 `Settings` would refuse, two spellings of one variable) it declines, and the caller builds the full
@@ -119,25 +120,43 @@ def resolve_model(model: str | None, home: Path) -> str:
 
 
 class QuickValues:
-    """The same fields as text (paths as given: `Path(home)` is the setting)."""
+    """The same fields as text (paths as given: `Path(home)` is the setting; `model_cache` None: the default)."""
 
-    def __init__(self, home: str, model: str | None, output_budget_chars: int, log_level: str, log_file: str | None):
+    def __init__(
+        self,
+        home: str,
+        model: str | None,
+        output_budget_chars: int,
+        log_level: str,
+        log_file: str | None,
+        model_cache: str | None = None,
+    ):
         self.home = home
         self.model = model
         self.output_budget_chars = output_budget_chars
         self.log_level = log_level
         self.log_file = log_file
+        self.model_cache = model_cache
 
 
 class QuickSettings:
-    """The fields of `Settings` that `stats` and `recent` read, with the same values."""
+    """The fields of `Settings` that `stats`, `recent` and `serve`'s warm-up read, with the same values."""
 
-    def __init__(self, home: Path, model: str | None, output_budget_chars: int, log_level: str, log_file: Path | None):
+    def __init__(
+        self,
+        home: Path,
+        model: str | None,
+        output_budget_chars: int,
+        log_level: str,
+        log_file: Path | None,
+        model_cache: Path,
+    ):
         self.home = home
         self.model = model
         self.output_budget_chars = output_budget_chars
         self.log_level = log_level
         self.log_file = log_file
+        self.model_cache = model_cache
 
     def model_name(self) -> str:
         return resolve_model(self.model, self.home)
@@ -198,6 +217,7 @@ def quick_values(home: str | None = None, model: str | None = None, log_level: s
         output_budget_chars=int(budget) if budget is not None else DEFAULT_OUTPUT_BUDGET,
         log_level=values.get("log_level", "WARNING"),
         log_file=values.get("log_file"),
+        model_cache=values.get("model_cache"),
     )
 
 
@@ -216,6 +236,7 @@ def quick_settings(
         output_budget_chars=values.output_budget_chars,
         log_level=values.log_level,
         log_file=Path(values.log_file) if values.log_file is not None else None,
+        model_cache=Path(values.model_cache) if values.model_cache is not None else default_model_cache(),
     )
 
 

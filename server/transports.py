@@ -18,14 +18,14 @@ import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any, Literal, cast
 
-from server.settings import Settings
 from server.warm_up import WarmLibrary
 from storage.errors import PastchatsError
 
-if TYPE_CHECKING:  # the SDK is imported once the stdio front has done what it can without it
+if TYPE_CHECKING:  # the SDK (and pydantic-settings) once the stdio front has done what it can without them
     from mcp.server.mcpserver import MCPServer
     from starlette.types import ASGIApp, Receive, Scope, Send
 
+    from server.settings import Settings
     from server.stdio_front import StdioFront
     from storage.library import Library
 

@@ -12,17 +12,26 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from server.settings import Settings
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic-settings is not imported on the way to `serve`'s first result
     from importers.sources.privacy import Exclusions
     from importers.sources.sync import Syncer
+    from server.settings import Settings
     from storage.embedder import Embedder
     from storage.library import Library
 
 log = logging.getLogger("pastchats.server")
+
+
+class StoreSettings(Protocol):
+    """What opening the store for serving reads: `Settings`, or `serve`'s quick reader before it."""
+
+    @property
+    def home(self) -> Path: ...
+    @property
+    def model_cache(self) -> Path: ...
+    def model_name(self) -> str: ...
 
 
 def open_library(settings: Settings, *, load_model: bool = True) -> Library:
@@ -61,7 +70,7 @@ class ModelLoad:
         return self.embedder, self.error
 
 
-def open_for_serving(settings: Settings) -> Library:
+def open_for_serving(settings: StoreSettings) -> Library:
     """The library as the server needs it, ready for the first search as early as possible.
 
     The model loads on its own thread while the store opens, so a first search waits for the slower

@@ -14,7 +14,7 @@ from pydantic_settings import SettingsError
 from server.settings import Settings
 from server.settings_quick import VARIABLES, default_home, default_model_cache, quick_settings
 
-FIELDS = ("home", "model", "output_budget_chars", "log_level", "log_file")
+FIELDS = ("home", "model", "output_budget_chars", "log_level", "log_file", "model_cache")
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,10 @@ call, medians over every round:
 - `body`: the tool's own function without MCP (formatting and the size budget over the remembered
   engine result);
 - `mcp`: the same call through an in-memory MCP client (`mcp.Client(server)`), end to end;
+- `mcp_pydantic_schema`: the same again through a second server whose tools publish pydantic's own
+  output schemas (`$defs`, `anyOf`) instead of ours, call for call alternating with `mcp`; both also
+  as the process's CPU time (`_cpu`: every thread's, so the worker running the body counts; less
+  moved by load from other processes than wall-clock time);
 - pieces of it, timed by wrappers: the client's check of the structured content against the tool's
   `outputSchema` (`ClientSession.validate_tool_result`), the server's re-validation of it against the
   output model (`FuncMetadata.convert_result`), our `tool_result` (pydantic model → JSON-ready dict),
@@ -171,6 +175,10 @@ def run(home: Path, count: int, rounds: int, profile: bool, only_schemas: bool =
     library.read_chat = remembered(library.read_chat)  # type: ignore[method-assign]
     settings = Settings(home=home, sync=False)
     server = build_server(settings, lambda _: library)
+    other = build_server(settings, lambda _: library)
+    for name, model in OUTPUTS.items():  # before anything lists the tools (the SDK caches the schema then)
+        listed = other._tool_manager.get_tool(name)  # type: ignore[attr-defined]  # a bench may reach in
+        listed.fn_metadata.output_schema = pydantic_schema(model)
     budget = settings.output_budget_chars
     qs = queries(count=count)
     uris = [hit.uri for hit in library.recent(n=10).chats]
@@ -213,12 +221,23 @@ def run(home: Path, count: int, rounds: int, profile: bool, only_schemas: bool =
         sys.modules[f"tools.{name}"].tool_result = timed_result  # type: ignore[attr-defined]
 
     async def session() -> None:
-        async with Client(server) as client:
+        async with Client(server) as client, Client(other) as other_client:
+
+            async def pydantic_call(tool: str, arguments: dict[str, Any]) -> None:
+                started, cpu = time.perf_counter(), time.process_time()
+                await other_client.call_tool(tool, arguments)
+                per = timings.setdefault(tool, {})
+                per.setdefault("mcp_pydantic_schema", []).append(time.perf_counter() - started)
+                per.setdefault("mcp_pydantic_schema_cpu", []).append(time.process_time() - cpu)
+
             for tool, arguments, body in calls:  # warm every cache (and the engine's remembered results)
                 body()
                 await client.call_tool(tool, arguments)
-            for _ in range(rounds):
-                for tool, arguments, body in calls:
+                await other_client.call_tool(tool, arguments)
+            for round_number in range(rounds):
+                for i, (tool, arguments, body) in enumerate(calls):
+                    if (i + round_number) % 2:
+                        await pydantic_call(tool, arguments)
                     per = timings.setdefault(tool, {})
                     started = time.perf_counter()
                     body()
@@ -227,25 +246,32 @@ def run(home: Path, count: int, rounds: int, profile: bool, only_schemas: bool =
                     pieces.times = {}
                     if profiler is not None:
                         profiler.enable()
-                    started = time.perf_counter()
+                    started, cpu = time.perf_counter(), time.process_time()
                     result = await client.call_tool(tool, arguments)
                     per.setdefault("mcp", []).append(time.perf_counter() - started)
+                    per.setdefault("mcp_cpu", []).append(time.process_time() - cpu)
                     if profiler is not None:
                         profiler.disable()
                     pieces.enabled = False
                     assert not result.is_error, result
                     for label, values in pieces.times.items():
                         per.setdefault(label, []).append(sum(values))
-                    hop, body = pieces.spans["server_run_tool"], pieces.spans["server_body_on_worker"]
-                    per.setdefault("hop_to_worker", []).append(body[0] - hop[0])
-                    per.setdefault("hop_back_from_worker", []).append(hop[1] - body[1])
+                    hop, ran = pieces.spans["server_run_tool"], pieces.spans["server_body_on_worker"]
+                    per.setdefault("hop_to_worker", []).append(ran[0] - hop[0])
+                    per.setdefault("hop_back_from_worker", []).append(hop[1] - ran[1])
+                    if not (i + round_number) % 2:
+                        await pydantic_call(tool, arguments)
 
     anyio.run(session)
     library.close()
     out: dict[str, Any] = {}
     for tool, per in timings.items():
-        summary = {label: ms(values) for label, values in per.items()}
+        summary: dict[str, Any] = {label: ms(values) for label, values in per.items()}
         summary["mcp_minus_body_p50_ms"] = round(summary["mcp"]["p50_ms"] - summary["body"]["p50_ms"], 3)
+        for kind in ("", "_cpu"):
+            summary[f"ratio_mcp{kind}_vs_pydantic_schema_p50"] = round(
+                summary[f"mcp{kind}"]["p50_ms"] / summary[f"mcp_pydantic_schema{kind}"]["p50_ms"], 3
+            )
         out[tool] = summary
     if profiler is not None:
         buffer = io.StringIO()

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from storage.defaults import DEFAULT_MODEL
 from storage.errors import EmbedderUnavailable
+from storage.onnx_text import DirectModel
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
 
@@ -109,11 +110,12 @@ class FastEmbedder:
     """A fastembed ONNX model, loaded once, used from any thread.
 
     The models `storage.onnx_text` knows are loaded from fastembed's files without importing fastembed
-    (the same vectors, a second sooner); any other through fastembed. onnxruntime's memory arena is
-    turned off: with it on, resident memory grows without bound over a long import of long texts.
+    (the same vectors, a second sooner), with onnxruntime's memory arena on and shrunk after every
+    run (`storage.onnx_text`); any other through fastembed, with the arena off: fastembed cannot ask
+    it to shrink, and without that resident memory grows without bound over a long import.
     """
 
-    def __init__(self, model_name: str = DEFAULT_MODEL, cache_dir: Path | None = None, batch_size: int = 32):
+    def __init__(self, model_name: str = DEFAULT_MODEL, cache_dir: Path | None = None, batch_size: int = 16):
         self._model_name = model_name
         self._batch_size = batch_size
         self._lock = threading.Lock()
@@ -163,12 +165,17 @@ class FastEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
+        cut = [text[:MAX_EMBED_CHARS] for text in texts]
+        if isinstance(self._model, DirectModel):  # batched by length in word pieces
+            with self._lock:
+                return _normalise(self._model.embed_documents(cut, self._batch_size))
         # A batch is padded to its longest text: texts of like length batched together waste no model
         # time on padding (realistic chat passages: see docs/BENCHMARKS.md "Import").
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        ordered = [texts[i][:MAX_EMBED_CHARS] for i in order]
+        order = sorted(range(len(cut)), key=lambda i: len(cut[i]))
         with self._lock:
-            rows = np.asarray(list(self._model.embed(ordered, batch_size=self._batch_size)), dtype=np.float32)
+            rows = np.asarray(
+                list(self._model.embed([cut[i] for i in order], batch_size=self._batch_size)), dtype=np.float32
+            )
         out = np.empty_like(rows)
         out[np.asarray(order, dtype=np.intp)] = rows
         return _normalise(out)

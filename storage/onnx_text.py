@@ -8,6 +8,14 @@ onnxruntime), set up as fastembed sets them up (truncation, padding, special tok
 one allocation option added, which changes no vector), and pooled the same way; a test compares the
 vectors with fastembed's `TextEmbedding` on real text. Any other model, or a cache this does not
 recognise, goes through fastembed itself.
+
+Memory: onnxruntime's CPU arena is on, and every run asks it to give back what the run no longer
+holds (`memory.enable_memory_arena_shrinkage`). With the arena off, each operator's output is its own
+allocation: tens of MB a batch of activations mapped, faulted in and unmapped operator by operator,
+which took about as much kernel time as the model's own arithmetic. The arena serves a run's
+activations from a few regions reused within the run; shrinking at its end returns them, so resident
+memory after a run is what it was before (a serving process keeps its RSS), and a long import's peak
+is one batch's working set, not a high-water mark that grows. docs/BENCHMARKS.md "Import", seventh session.
 """
 
 from __future__ import annotations
@@ -67,7 +75,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 class DirectModel:
     """One model's tokenizer and ONNX session; `embed` and `query_embed` as fastembed's text models."""
 
-    def __init__(self, folder: Path, model_file: str, *, memory_arena: bool = False):
+    def __init__(self, folder: Path, model_file: str, *, memory_arena: bool = True):
         import onnxruntime as ort
         from tokenizers import AddedToken, Tokenizer
 
@@ -102,6 +110,9 @@ class DirectModel:
             length=None,
         )
         self._tokenizer = tokenizer
+        # The same tokenizer without padding: each text's own length in word pieces, to batch by it.
+        self._lengths = Tokenizer.from_str(tokenizer.to_str())
+        self._lengths.no_padding()
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.enable_cpu_mem_arena = memory_arena
@@ -115,6 +126,12 @@ class DirectModel:
             str(folder / model_file), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {node.name for node in self._session.get_inputs()}
+        self._run_options = None
+        if memory_arena:
+            # Regions the run no longer uses go back at its end (the arena otherwise keeps its
+            # high-water mark, doubling as it grows: 1.06 GB after 568 passages at batch 32).
+            self._run_options = ort.RunOptions()
+            self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
     def _batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
         encoded = self._tokenizer.encode_batch(texts)
@@ -125,7 +142,7 @@ class DirectModel:
             feed["attention_mask"] = mask
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        tokens = self._session.run(None, feed)[0]
+        tokens = self._session.run(None, feed, self._run_options)[0]
         # Mean over the real tokens, summed in float64, then normalised, then cast back (fastembed's order).
         summed = np.sum(tokens, axis=1, where=mask[:, :, None].astype(bool), dtype=np.float64)
         pooled = summed / np.maximum(np.sum(mask, axis=1, keepdims=True), 1e-9)
@@ -136,6 +153,24 @@ class DirectModel:
     def embed(self, texts: Sequence[str], batch_size: int = 256) -> Iterator[npt.NDArray[np.float32]]:
         for start in range(0, len(texts), batch_size):
             yield from self._batch(list(texts[start : start + batch_size]))
+
+    def embed_documents(self, texts: Sequence[str], batch_size: int) -> npt.NDArray[np.float32]:
+        """One row per text, in the order given; batched by length in word pieces, so that a batch,
+        padded to its longest text, carries little padding (a row does not depend on its batch: the
+        same bits as `embed`, as fastembed's)."""
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        lengths = [len(encoding.ids) for encoding in self._lengths.encode_batch(list(texts))]
+        order = sorted(range(len(texts)), key=lengths.__getitem__)
+        rows = np.concatenate(
+            [
+                self._batch([texts[i] for i in order[start : start + batch_size]])
+                for start in range(0, len(order), batch_size)
+            ]
+        )
+        out = np.empty_like(rows)
+        out[np.asarray(order, dtype=np.intp)] = rows
+        return out
 
     def query_embed(self, text: str) -> Iterator[npt.NDArray[np.float32]]:
         yield from self._batch([text])

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--home", type=Path, required=True)
     run.add_argument("--repeats", type=int, default=40, help="searches per measurement")
     run.add_argument("--spawns", type=int, default=5, help="server start-ups per measurement")
-    run.add_argument("--only", default="", help="comma list: search,startup,rss,disk,import")
+    run.add_argument("--only", default="", help="comma list: search,startup,rss,disk,import,cli")
     run.add_argument("--import-messages", type=int, default=600, help="messages for the real-model import run")
     run.add_argument(
         "--import-direct", action="store_true", help="import embedding at once, not `pastchats import`'s way"
@@ -48,6 +48,12 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="another install's `pastchats` (e.g. main's .venv/bin/pastchats): start-up and RSS also measured "
         "for it, interleaved spawn by spawn with this one's",
+    )
+    run.add_argument(
+        "--compare-home",
+        type=Path,
+        help="another store (e.g. a smaller one): start-up and RSS also measured on it with this install, "
+        "spawn for spawn",
     )
     run.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -70,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
             import_messages=args.import_messages,
             import_deferred=not args.import_direct,
             baseline_pastchats=args.baseline_pastchats,
+            compare_home=args.compare_home,
         )
         text = json.dumps(results, indent=2)
         print(text)

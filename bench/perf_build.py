@@ -30,10 +30,12 @@ from pathlib import Path
 import numpy as np
 
 from bench.perf_corpus import CorpusWriter
+from storage import ingest
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
 from storage.library import IngestProgress, Library
 
 HASH_BUCKETS = 8192
+BUILD_BATCH_MESSAGES = 8192
 
 
 class ClaimingHashEmbedder:
@@ -104,7 +106,13 @@ def build(
             rate = p.messages_done / (now - started)
             print(f"  {p.messages_done:,} messages, {rate:,.0f}/s", file=sys.stderr, flush=True)
 
-    stats = library.import_conversations(CorpusWriter(messages, seed), progress=progress, embed=not deferred)
+    batching = ingest.BATCH_CHUNKS, ingest.BATCH_CONVERSATIONS
+    if vectors == "hash":  # the model's own batches bound an import's memory; hash vectors need none
+        ingest.BATCH_CHUNKS, ingest.BATCH_CONVERSATIONS = BUILD_BATCH_MESSAGES, BUILD_BATCH_MESSAGES
+    try:
+        stats = library.import_conversations(CorpusWriter(messages, seed), progress=progress, embed=not deferred)
+    finally:
+        ingest.BATCH_CHUNKS, ingest.BATCH_CONVERSATIONS = batching
     searchable = time.perf_counter() - started
     embedded = stats.chunks_embedded
     if deferred:

@@ -4,7 +4,9 @@
   engine), plain and filtered; the vector leg alone; baseline: a NumPy exact top-100 scan over the
   same vectors held as float32 in RAM, and the Tantivy leg alone. Operations are interleaved query by
   query, so load drift on this shared machine hits them alike.
-- recent/read: `recent_chats` and `read_chat` through MCP and the library.
+- recent/read/stats: `recent_chats` and `read_chat` through MCP and the library, `Library.stats`.
+- cli: `pastchats stats`, `recent` and `read` as a shell runs them (one process each, on the catalog);
+  baseline: a bare interpreter start.
 - startup: spawn → `initialize` and spawn → first search result of `pastchats serve` over stdio;
   baselines: a minimal SDK server's spawn → initialize, and a bare interpreter start (and with
   `--baseline-pastchats`, another install's `pastchats serve`, spawn for spawn).
@@ -129,6 +131,7 @@ def measure_search(library: Library, repeats: int) -> dict[str, Any]:
                 if i % 2 == 0:
                     add("engine_recent", timed(library.recent, n=5))
                     add("engine_read", timed(library.read_chat, some_chat.uri, limit=20))
+                    add("engine_stats", timed(library.stats))
                     started = time.perf_counter()
                     await client.call_tool("recent_chats", {"n": 5})
                     add("mcp_recent_chats", time.perf_counter() - started)
@@ -151,9 +154,13 @@ def measure_search(library: Library, repeats: int) -> dict[str, Any]:
     return out
 
 
-def measure_startup(home: Path, spawns: int, baseline: Path | None = None) -> dict[str, Any]:
+def measure_startup(
+    home: Path, spawns: int, baseline: Path | None = None, compare_home: Path | None = None
+) -> dict[str, Any]:
+    """`compare_home`: another store served by this install, spawn for spawn (what size costs)."""
     qs = queries(count=spawns)
     init, first, minimal, bare, other_init, other_first = [], [], [], [], [], []
+    home_init, home_first = [], []
     for i in range(spawns):
         bare.append(perf_spawn.bare_interpreter())
         minimal.append(perf_spawn.spawn_minimal())
@@ -164,6 +171,10 @@ def measure_startup(home: Path, spawns: int, baseline: Path | None = None) -> di
             initialized, result, _ = perf_spawn.spawn_pastchats(home, [qs[i]], command=baseline)
             other_init.append(initialized)
             other_first.append(result or 0.0)
+        if compare_home is not None:
+            initialized, result, _ = perf_spawn.spawn_pastchats(compare_home, [qs[i]])
+            home_init.append(initialized)
+            home_first.append(result or 0.0)
     out: dict[str, Any] = {
         "spawn_to_initialize": summary(init),
         "spawn_to_first_result": summary(first),
@@ -177,18 +188,45 @@ def measure_startup(home: Path, spawns: int, baseline: Path | None = None) -> di
         out["ratio_first_result_vs_baseline_pastchats_p50"] = round(
             out["spawn_to_first_result"]["p50_ms"] / out["baseline_pastchats_first_result"]["p50_ms"], 2
         )
+    if compare_home is not None:
+        out["compare_home"] = str(compare_home)
+        out["compare_home_initialize"] = summary(home_init)
+        out["compare_home_first_result"] = summary(home_first)
+        out["ratio_first_result_vs_compare_home_p50"] = round(
+            out["spawn_to_first_result"]["p50_ms"] / out["compare_home_first_result"]["p50_ms"], 2
+        )
     out["ratio_initialize_vs_minimal_p50"] = round(
         out["spawn_to_initialize"]["p50_ms"] / out["baseline_minimal_sdk_server_initialize"]["p50_ms"], 2
     )
     return out
 
 
-def measure_rss(home: Path, baseline: Path | None = None) -> dict[str, Any]:
+def measure_cli(home: Path, spawns: int) -> dict[str, Any]:
+    """`pastchats stats`, `recent` and `read` from a shell, spawn by spawn beside a bare interpreter."""
+    command = [str(Path(sys.executable).with_name("pastchats")), "--home", str(home)]
+    listed = subprocess.run([*command, "recent", "--json"], check=True, capture_output=True, text=True).stdout
+    uri = json.loads(listed)["chats"][0]["uri"]
+    runs = {"stats": ["stats"], "recent": ["recent", "-n", "5"], "read": ["read", uri, "--limit", "20"]}
+    times: dict[str, list[float]] = {name: [] for name in [*runs, "baseline_bare_interpreter"]}
+    for _ in range(spawns):
+        times["baseline_bare_interpreter"].append(perf_spawn.bare_interpreter())
+        for name, args in runs.items():
+            started = time.perf_counter()
+            subprocess.run([*command, *args], check=True, capture_output=True)
+            times[name].append(time.perf_counter() - started)
+    return {f"cli_{name}" if name in runs else name: summary(values) for name, values in times.items()}
+
+
+def measure_rss(home: Path, baseline: Path | None = None, compare_home: Path | None = None) -> dict[str, Any]:
     _, _, memory = perf_spawn.spawn_pastchats(home, queries(count=40), rss_after=40)
     out = {"serve_after_40_searches_mb": memory, "baseline_minimal_sdk_server_mb": perf_spawn.minimal_memory()}
     if baseline is not None:
         _, _, other = perf_spawn.spawn_pastchats(home, queries(count=40), rss_after=40, command=baseline)
         out["baseline_pastchats_after_40_searches_mb"] = other
+    if compare_home is not None:
+        _, _, other = perf_spawn.spawn_pastchats(compare_home, queries(count=40), rss_after=40)
+        out["compare_home"] = str(compare_home)
+        out["compare_home_after_40_searches_mb"] = other
     return out
 
 
@@ -246,6 +284,7 @@ def run(
     import_messages: int,
     import_deferred: bool = True,
     baseline_pastchats: Path | None = None,
+    compare_home: Path | None = None,
 ) -> dict[str, Any]:
     wanted = only or {"search", "startup", "rss", "disk", "import"}
     results: dict[str, Any] = {
@@ -262,9 +301,11 @@ def run(
             results["search"] = measure_search(library, repeats)
         library.close()
     if "startup" in wanted:
-        results["startup"] = measure_startup(home, spawns, baseline_pastchats)
+        results["startup"] = measure_startup(home, spawns, baseline_pastchats, compare_home)
     if "rss" in wanted:
-        results["rss"] = measure_rss(home, baseline_pastchats)
+        results["rss"] = measure_rss(home, baseline_pastchats, compare_home)
+    if "cli" in wanted:
+        results["cli"] = measure_cli(home, spawns)
     if "import" in wanted:
         results["import"] = measure_import(import_messages, import_deferred)
     results["load_after"] = os.getloadavg()

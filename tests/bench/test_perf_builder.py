@@ -7,6 +7,7 @@ from pathlib import Path
 from bench.perf import main
 from bench.perf_build import ClaimingHashEmbedder
 from bench.perf_corpus import CorpusWriter
+from bench.perf_run import measure_cli
 from storage.library import Library
 
 
@@ -37,3 +38,11 @@ def test_a_hash_vector_store_opens_with_the_real_model_without_re_embedding(
     assert served.store.chunks.version == version
     assert served.store.chunks.search().select(["id", "embed_key"]).limit(None).to_arrow().to_pylist() == keys
     assert served.search("nginx proxy docker postgres").chats
+
+
+def test_the_cli_measurement_times_stats_recent_and_read_each_in_its_own_process(tmp_path: Path) -> None:
+    home = tmp_path / "store"
+    main(["build", "--messages", "40", "--home", str(home)])
+    timings = measure_cli(home, spawns=1)
+    assert set(timings) == {"cli_stats", "cli_recent", "cli_read", "baseline_bare_interpreter"}
+    assert all(t["n"] == 1 and t["p50_ms"] > 0 for t in timings.values())

@@ -44,7 +44,11 @@ _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
 
 # state: format, the store's totals, store.json as recorded (its bytes, format and model);
 # stamps: each LanceDB table's newest manifest; column_counts: `stats`' sources and projects, in order.
-SCHEMA = """
+# Every listing by time reads (updated, id) of every chat, some by project: from this index alone, not
+# the table, whose rows hold each chat's messages (at 480k messages, 32,806 chats: 262 -> 77 ms, and by
+# project 134 -> 10 ms). Catalogs written before it get it on their next write.
+TIMELINE_INDEX = "CREATE INDEX IF NOT EXISTS chats_timeline ON chats (updated, project, id)"
+SCHEMA = f"""
 CREATE TABLE state (key TEXT PRIMARY KEY, value);
 CREATE TABLE stamps (name TEXT PRIMARY KEY, version INTEGER, mtime_ns INTEGER, size INTEGER);
 CREATE TABLE column_counts (kind TEXT, position INTEGER, value TEXT, count INTEGER, PRIMARY KEY (kind, position));
@@ -53,7 +57,7 @@ CREATE TABLE chats (
     url TEXT, message_count INTEGER, version TEXT, first_message INTEGER, last_message INTEGER,
     preview TEXT NOT NULL, messages BLOB NOT NULL
 );
-CREATE INDEX chats_updated ON chats (updated);
+{TIMELINE_INDEX};
 """
 
 
@@ -423,5 +427,6 @@ def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
 def _update(home: Path, store: LanceStore, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
     with closing(catalog_read.connect(str(home / FILE))) as connection:
         connection.execute("BEGIN IMMEDIATE")
+        connection.execute(TIMELINE_INDEX)
         _write(connection, home, store, stamps, sorted(set(ids)))
         connection.execute("COMMIT")

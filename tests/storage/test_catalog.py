@@ -180,3 +180,19 @@ def test_a_rebuilt_catalog_holds_exactly_what_the_writer_kept_up_to_date(tmp_pat
     (home / FILE).unlink()
     open_library(home)  # rebuilt in one pass over the messages
     assert dump(home) == kept
+
+
+def test_listing_chats_by_time_reads_an_index_not_the_rows_that_hold_every_chats_messages(tmp_path: Path) -> None:
+    import sqlite3
+
+    home = tmp_path / "store"
+    library = open_library(home)
+    library.import_conversations(chats()[:2])
+    with sqlite3.connect(home / FILE) as db:  # a catalog written before the index: it has none
+        db.execute("DROP INDEX chats_timeline")
+    library.import_conversations(chats()[2:])  # the next write adds it
+    with sqlite3.connect(home / FILE) as db:
+        for where in ("", " WHERE project IN ('homelab', 'Homelab')", " WHERE updated > 0 AND updated < 9e18"):
+            plan = " ".join(str(row[-1]) for row in db.execute(f"EXPLAIN QUERY PLAN SELECT updated, id FROM chats{where}"))
+            assert "COVERING INDEX chats_timeline" in plan, plan
+    assert_same(home, library)

@@ -193,6 +193,7 @@ def test_listing_chats_by_time_reads_an_index_not_the_rows_that_hold_every_chats
     library.import_conversations(chats()[2:])  # the next write adds it
     with sqlite3.connect(home / FILE) as db:
         for where in ("", " WHERE project IN ('homelab', 'Homelab')", " WHERE updated > 0 AND updated < 9e18"):
-            plan = " ".join(str(row[-1]) for row in db.execute(f"EXPLAIN QUERY PLAN SELECT updated, id FROM chats{where}"))
+            rows = db.execute(f"EXPLAIN QUERY PLAN SELECT updated, id FROM chats{where}")
+            plan = " ".join(str(row[-1]) for row in rows)
             assert "COVERING INDEX chats_timeline" in plan, plan
     assert_same(home, library)

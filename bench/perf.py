@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> None:
     build.add_argument(
         "--deferred", action="store_true", help="`pastchats import`'s path: store first, then embed in batches"
     )
+    build.add_argument(
+        "--store-only", action="store_true", help="with --deferred: stop once the chats are keyword-searchable"
+    )
     run = commands.add_parser("run", help="measure a store built by `build`")
     run.add_argument("--home", type=Path, required=True)
     run.add_argument("--repeats", type=int, default=40, help="searches per measurement")
@@ -61,7 +64,13 @@ def main(argv: list[str] | None = None) -> None:
         from bench.perf_build import build as build_store
 
         record = build_store(
-            args.home, args.messages, vectors=args.vectors, model=args.model, seed=args.seed, deferred=args.deferred
+            args.home,
+            args.messages,
+            vectors=args.vectors,
+            model=args.model,
+            seed=args.seed,
+            deferred=args.deferred,
+            store_only=args.store_only,
         )
         print(json.dumps(record, indent=2))
     else:

@@ -89,11 +89,14 @@ def build(
     model: str = DEFAULT_MODEL,
     seed: int = 12,
     deferred: bool = False,
+    store_only: bool = False,
 ) -> dict[str, object]:
     """Import `messages` synthetic messages into the store at `home`; returns what it measured.
 
     `deferred` takes `pastchats import`'s path: the chats are stored keyword-searchable first
-    (`embed=False`), then their passages are embedded in resumable batches (`embed_pending`)."""
+    (`embed=False`), then their passages are embedded in resumable batches (`embed_pending`).
+    `store_only` stops after the first phase: its time and peak RSS at scale, with the real model
+    loaded as `pastchats import` loads it, without the days its embedding would take here."""
     embedder = make_embedder(vectors, model)
     library = Library.open(home, embedder=embedder)
     started = time.perf_counter()
@@ -114,8 +117,9 @@ def build(
     finally:
         ingest.BATCH_CHUNKS, ingest.BATCH_CONVERSATIONS = batching
     searchable = time.perf_counter() - started
+    searchable_peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     embedded = stats.chunks_embedded
-    if deferred:
+    if deferred and not store_only:
 
         def embedding(done: int, total: int) -> None:
             now = time.perf_counter()
@@ -137,6 +141,7 @@ def build(
         "import_seconds": round(seconds, 1),
         "messages_per_second": round(counts.messages / seconds, 1),
         "keyword_searchable_seconds": round(searchable, 1),
+        "peak_rss_mb_when_keyword_searchable": searchable_peak,
         "deferred_embedding": deferred,
         "texts_embedded": embedded,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),

@@ -19,6 +19,9 @@ cyclic garbage collector costs a search.
 - timeline: `conversation_search` through an in-memory MCP client, every step stamped with its thread and
   its start and end since the call began (medians over cold searches): which thread waits for what, how
   long from the legs' end to the engine's result, and from the tool's output to the client's reply.
+- depth: `Library.search` reading each leg 200 deep (the tool until the seventh session) and
+  `search.SEARCH_DEPTH` deep, interleaved query by query in this process: wall, CPU of every thread,
+  and how many searches show the same chats with the same strengths.
 - gc: `conversation_search` (the tool without MCP) over the same queries under Python's default
   young-generation threshold (700) and the server's (`server.app.SERVING_GC_THRESHOLD`), each in its
   own child process: collections per generation, their time per search, the longest pause.
@@ -439,6 +442,48 @@ def threads(library: Library, count: int) -> dict[str, Any]:
     return out
 
 
+def depth(library: Library, count: int, before: int = 200) -> dict[str, Any]:
+    """`Library.search` reading each leg `before` deep (the tool until the seventh session) and
+    `search.SEARCH_DEPTH` deep, query by query in turn in this process (each pair in alternating order):
+    wall and process CPU (every thread), and how often the chats shown and their strengths differ."""
+    shipped = search.SEARCH_DEPTH
+    settings = {f"depth {before}": before, f"depth {shipped} (shipped)": shipped}
+    wall: dict[str, list[float]] = {name: [] for name in settings}
+    cpu: dict[str, list[float]] = {name: [] for name in settings}
+    shown: dict[str, list[list[tuple[str, str | None]]]] = {name: [] for name in settings}
+    library.search("warm up", max_results=5)
+    try:
+        for n, query in enumerate(queries(count=count)):
+            order = list(settings.items()) if n % 2 == 0 else list(reversed(settings.items()))
+            for name, legs in order:
+                search.SEARCH_DEPTH = legs
+                cold(library)
+                started, cpu_started = time.perf_counter(), time.process_time()
+                result = library.search(query, max_results=5)
+                wall[name].append(time.perf_counter() - started)
+                cpu[name].append(time.process_time() - cpu_started)
+                shown[name].append([(chat.uri, chat.strength) for chat in result.chats])
+    finally:
+        search.SEARCH_DEPTH = shipped
+    old, new = settings
+    out: dict[str, Any] = {}
+    for name in settings:
+        ordered = sorted(wall[name])
+        out[name] = {
+            "p50_ms": round(statistics.median(wall[name]) * 1000, 2),
+            "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2),
+            "cpu_p50_ms": round(statistics.median(cpu[name]) * 1000, 2),
+            "median_ratio": round(statistics.median(t / b for t, b in zip(wall[name], wall[old], strict=True)), 3),
+            "cpu_median_ratio": round(statistics.median(t / b for t, b in zip(cpu[name], cpu[old], strict=True)), 3),
+        }
+    pairs = list(zip(shown[old], shown[new], strict=True))
+    out["same chats and strengths"] = sum(a == b for a, b in pairs)
+    out["same chats, in order"] = sum([u for u, _ in a] == [u for u, _ in b] for a, b in pairs)
+    out["same set of chats"] = sum({u for u, _ in a} == {u for u, _ in b} for a, b in pairs)
+    out["queries"] = len(pairs)
+    return out
+
+
 def collector(library: Library, count: int, threshold: int) -> dict[str, Any]:
     """Run in a child process: the collector's work over `count` tool searches at `threshold`."""
     from tools import conversation_search
@@ -477,7 +522,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=40)
-    parser.add_argument("--only", default="phases,gil,gc", help="comma list: phases,timeline,gil,threads,vector,gc")
+    parts = "phases,timeline,gil,threads,depth,vector,gc"
+    parser.add_argument("--only", default="phases,gil,gc", help=f"comma list: {parts}")
     parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
     args = parser.parse_args()
     library = open_library(args.home)
@@ -494,6 +540,8 @@ def main() -> None:
         out["phases"] = phases(library, args.queries)
     if "timeline" in wanted:
         out["timeline"] = timeline(library, args.queries)
+    if "depth" in wanted:
+        out["depth"] = depth(library, args.queries)
     if "vector" in wanted:  # after phases: its wrappers stay on the methods
         out["vector"] = vector(library, args.queries)
     if "gc" in wanted:

@@ -33,13 +33,14 @@ from bench.quality.longmemeval import load_longmemeval
 from bench.quality.metrics import expand_units, turn_recall
 from bench.quality.run_locomo import score_question
 from bench.quality.run_longmemeval import score_question as score_lme
+from storage import search
 from storage.chunking import ChunkOptions
 from storage.embedder import FastEmbedder, Vectors
 from storage.evidence import ChatEvidence, strongest_first
 from storage.library import Library
 from storage.models import Conversation
 from storage.priors import asks_for_latest
-from storage.search import LEG_DEPTH, NO_FILTERS, PLAIN_RRF, SHIPPED, Fusion, SearchEngine
+from storage.search import NO_FILTERS, PLAIN_RRF, SHIPPED, Fusion, SearchEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCOMO_METRICS = ("recall@5", "recall@10", "recall@25", "recall@50", "session_recall@5")
@@ -102,7 +103,7 @@ def shown(library: Library, question: str, mode: str, fusion: Fusion) -> set[str
     """The messages `SearchEngine.search` would show as matches in its first chats (strong chats first,
     at its depth; each chat's best units, before they are widened to a question and its answer)."""
     engine = library.engine
-    ranking = engine.rank(question, limit=LEG_DEPTH * 2, mode=mode, filters=NO_FILTERS, fusion=fusion)  # type: ignore[arg-type]
+    ranking = engine.rank(question, limit=search.SEARCH_DEPTH, mode=mode, filters=NO_FILTERS, fusion=fusion)  # type: ignore[arg-type]
     in_chat: dict[str, list[tuple[str, float]]] = {}
     for pair in ranking.fused:
         in_chat.setdefault(ranking.units[pair[0]].conversation_id, []).append(pair)
@@ -218,7 +219,11 @@ def main() -> None:
     parser.add_argument(
         "--shown", action="store_true", help="LoCoMo: also score what conversation_search shows (a second ranking)"
     )
+    parser.add_argument(
+        "--search-depth", type=int, default=search.SEARCH_DEPTH, help="--shown: how deep the search reads each leg"
+    )
     args = parser.parse_args()
+    search.SEARCH_DEPTH = args.search_depth
 
     options = ChunkOptions(
         title=args.title,

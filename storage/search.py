@@ -43,6 +43,11 @@ SCORE = itemgetter(1)  # of a (chunk id, score) pair: the sort key of every fuse
 _WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pastchats-vector-leg")
 
 LEG_DEPTH = 100  # candidates each leg contributes to the fusion
+# How deep `SearchEngine.search` reads each leg: the depth at which the quality tables were measured
+# (bench/quality ranks `search_units(limit=100)`: every leg 100 deep). Until the seventh session the
+# tool read 200 deep, a leftover of asking for 200 fused units: twice the keyword documents and coverage
+# checks, twice the vector leg's hits, for chats ranked below anything shown (docs/BENCHMARKS.md, round seven).
+SEARCH_DEPTH = LEG_DEPTH
 # The vector leg ranks every kind of unit at once; when the fusion uses windows or chat documents it
 # reads this many times deeper, so that each kind still gets about LEG_DEPTH candidates.
 VECTOR_OVERFETCH = 3
@@ -479,7 +484,7 @@ class SearchEngine:
     ) -> SearchResult:
         """Chats with strong evidence first, then weak ones, each group in fused rank order."""
         used_mode, notes = self.effective_mode(mode)
-        ranking = self.rank(query, limit=LEG_DEPTH * 2, mode=used_mode, filters=filters, fusion=fusion)
+        ranking = self.rank(query, limit=SEARCH_DEPTH, mode=used_mode, filters=filters, fusion=fusion)
         units = ranking.units
         # Each chat's units in fused order; only the chats shown become `RankedUnit`s (below).
         in_chat: dict[str, list[tuple[str, float]]] = {}

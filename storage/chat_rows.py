@@ -41,6 +41,9 @@ CHAT_COLUMNS = ["id", "source", "title", "created_at", "updated_at", "project", 
 MESSAGE_FIELDS = ["id", "position", "role", "text", "created_at"]
 SUFFIXES = (".chats.arrow", ".messages.arrow", ".order.npy")  # the files of one generation
 BATCH = 4096  # rows per message batch: row r is in batch r // BATCH
+# Chats kept decoded once read (`ChatRows.chats`): a search asks for the same few three times (metadata,
+# message windows, time spans), and a client's next searches often show some of them again.
+KEPT_CHATS = 1024
 _NONE = np.iinfo(np.int64).max
 
 
@@ -150,24 +153,33 @@ class ChatRows:
         updated = self._chats.column("updated_at")
         self._updated = updated.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
         self._updated_valid = updated.is_valid().to_numpy(zero_copy_only=False)
+        # Rows of one generation never change: a decoded row stays right for this object's life.
+        self._kept: dict[str, ChatRow] = {}
 
     def __contains__(self, conversation_id: object) -> bool:
         return conversation_id in self._index
 
     def chats(self, ids: Iterable[str]) -> dict[str, ChatRow]:
-        rows = sorted({self._index[cid] for cid in ids if cid in self._index})
-        if not rows:
-            return {}
-        out = {}
-        for row in self._chats.take(pa.array(rows, pa.int64())).to_pylist():
-            first, last = row["first_message_at"], row["last_message_at"]
-            out[row["id"]] = ChatRow(
-                meta=ConversationMeta.from_row(row),
-                span=(utc(first), utc(last)) if first is not None else None,
-                message_start=row["message_start"],
-                message_rows=row["message_rows"],
-            )
-        return out
+        """The rows of these chats (unknown ids left out), in the rows' (id) order."""
+        index, kept = self._index, self._kept
+        wanted = sorted({cid for cid in ids if cid in index}, key=index.__getitem__)
+        found: dict[str, ChatRow] = {}
+        for cid in wanted:
+            if (row := kept.get(cid)) is not None:  # `get`: another thread may empty `kept` meanwhile
+                found[cid] = row
+        missing = [index[cid] for cid in wanted if cid not in found]
+        if missing:
+            if len(kept) + len(missing) > KEPT_CHATS:
+                kept.clear()
+            for read in self._chats.take(pa.array(missing, pa.int64())).to_pylist():
+                first, last = read["first_message_at"], read["last_message_at"]
+                found[read["id"]] = kept[read["id"]] = ChatRow(
+                    meta=ConversationMeta.from_row(read),
+                    span=(utc(first), utc(last)) if first is not None else None,
+                    message_start=read["message_start"],
+                    message_rows=read["message_rows"],
+                )
+        return {cid: found[cid] for cid in wanted}
 
     def _rows(self, rows: Iterable[int], columns: list[str]) -> list[dict[str, Any]]:
         by_batch: dict[int, list[int]] = {}

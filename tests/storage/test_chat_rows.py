@@ -10,6 +10,7 @@ from typing import Literal
 
 import pytest
 
+from storage import chat_rows
 from storage.embedder import HashEmbedder
 from storage.errors import NotFound
 from storage.filters import Filters
@@ -78,6 +79,23 @@ def test_every_read_the_chat_rows_serves_equals_lancedbs(library: Library) -> No
     assert snapshot is not None
     assert snapshot.chats is not None
     assert_reads_equal_lancedbs(library.store)
+
+
+def test_chats_read_again_and_past_the_rows_kept_decoded_still_equal_lancedbs(
+    library: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chat_rows, "KEPT_CHATS", 4)  # fewer than the chats: what is kept is dropped and refilled
+    snapshot = library.store.matrix.snapshot()
+    assert snapshot is not None
+    assert snapshot.chats is not None
+    ids = library.store.conversation_ids()
+    in_order = list(snapshot.chats.chats(ids))
+    for _ in range(2):  # the second time partly from the rows kept by the first
+        assert_reads_equal_lancedbs(library.store)
+        for part in (ids[:3], ids[2:5], ids[::-1], [*ids[:2], "missing", ids[0]]):
+            read = snapshot.chats.chats(part)
+            assert list(read) == [cid for cid in in_order if cid in part]  # the rows' order, whatever was asked
+            assert {cid: row.meta for cid, row in read.items()} == library.store._lance_metas(list(read))
 
 
 def test_a_chat_written_after_the_build_is_read_from_lancedb_not_from_the_chat_rows(library: Library) -> None:

@@ -13,9 +13,10 @@ cyclic garbage collector costs a search.
   onnxruntime's pool spinning after a run (its default) or blocking (ours), its intra-op threads, and
   the matrix scan's threads beside the keyword leg (`search.HYBRID_SCAN_THREADS`); then the query
   embedding and the scan (top 600) alone under each. Every setting gives the same vectors and rows.
-- vector: the vector leg alone (`LanceStore.vector_search`, top 600, as a search asks), each of its steps
-  timed inside it: the query embedding, the int8 scan, the candidates' bounds around it, the float16
-  rows by `pread` and their scores, the finer bound, the best 600, the hits; medians over cold queries.
+- vector: the vector leg alone (`LanceStore.vector_search`, as deep as a search reads it: top 300 since the
+  seventh session, 600 before), each of its steps timed inside it: the query embedding, the int8 scan,
+  the candidates' bounds around it, the float16 rows by `pread` and their scores, the finer bound, the
+  best rows, the hits; medians over cold queries.
 - timeline: `conversation_search` through an in-memory MCP client, every step stamped with its thread and
   its start and end since the call began (medians over cold searches): which thread waits for what, how
   long from the legs' end to the engine's result, and from the tool's output to the client's reply.
@@ -153,11 +154,12 @@ def phases(library: Library, count: int) -> dict[str, Any]:
     return out
 
 
-def vector(library: Library, count: int, reach: int = 600) -> dict[str, Any]:
+def vector(library: Library, count: int, reach: int | None = None) -> dict[str, Any]:
     """The vector leg alone, as `SearchEngine.rank` runs it (its threads), each step's time inside it."""
     spent: dict[str, list[float]] = {}
     engine = library.engine
     threads = search.HYBRID_SCAN_THREADS
+    reach = getattr(search, "SEARCH_DEPTH", 200) * search.VECTOR_OVERFETCH if reach is None else reach
     engine._vector_hits("warm up", "raw", reach, Filters(), threads)
     wrap(spent, VECTOR_STEPS, VECTOR_FUNCTIONS)
     per_search: dict[str, list[tuple[float, int]]] = {}
@@ -173,6 +175,7 @@ def vector(library: Library, count: int, reach: int = 600) -> dict[str, Any]:
         for name, times in spent.items():
             per_search.setdefault(name, []).append((sum(times), len(times)))
     out: dict[str, Any] = {"leg_p50_ms": round(statistics.median(total) * 1000, 2), "scan_threads": threads}
+    out["reach"] = reach
     # CPU time of the whole process (every thread) from the leg's start to 50 ms after its end
     out["cpu_per_leg_p50_ms"] = round(statistics.median(cpu) * 1000, 2)
     for name, rows in per_search.items():

@@ -1,12 +1,14 @@
 """The settings the read-only commands and `serve`'s start need, read without pydantic (start-up speed
-of `stats`, `recent`, and of `serve`'s first result: pydantic-settings is 0.3-0.4 s of it).
+of `stats`, `recent`, and of `serve`'s first result: pydantic-settings' import and the `Settings`
+build are ~0.1 s of CPU).
 
 `server.settings.Settings` stays the one definition of every setting; this reader gives the same
-values for the fields `stats`, `recent` and the opening of the store use, from the same sources with the same precedence
-(command-line flags over `PASTCHATS_*` variables, matched case-insensitively, over defaults). Where
-it could disagree with `Settings` (a list-valued variable, an empty or unusual value, a value
-`Settings` would refuse, two spellings of one variable) it declines, and the caller builds the full
-`Settings`, which reads or refuses the value as always. A test compares the two field by field.
+values for the fields `stats`, `recent` and the opening of the store use, from the same sources with
+the same precedence (command-line flags over `PASTCHATS_*` variables, matched case-insensitively,
+over defaults). Where it could disagree with `Settings` (a list-valued variable, an empty or unusual
+value, a value `Settings` would refuse, two spellings of one variable) it declines, and the caller
+builds the full `Settings`, which reads or refuses the value as always. A test compares the two
+field by field.
 
 The defaults live here so that both readers share them.
 """

@@ -181,20 +181,17 @@ def measure_startup(
         "baseline_minimal_sdk_server_initialize": summary(minimal),
         "baseline_bare_interpreter": summary(bare),
     }
-    if baseline is not None:
-        out["baseline_pastchats"] = str(baseline)
-        out["baseline_pastchats_initialize"] = summary(other_init)
-        out["baseline_pastchats_first_result"] = summary(other_first)
-        out["ratio_first_result_vs_baseline_pastchats_p50"] = round(
-            out["spawn_to_first_result"]["p50_ms"] / out["baseline_pastchats_first_result"]["p50_ms"], 2
-        )
-    if compare_home is not None:
-        out["compare_home"] = str(compare_home)
-        out["compare_home_initialize"] = summary(home_init)
-        out["compare_home_first_result"] = summary(home_first)
-        out["ratio_first_result_vs_compare_home_p50"] = round(
-            out["spawn_to_first_result"]["p50_ms"] / out["compare_home_first_result"]["p50_ms"], 2
-        )
+    for name, other, inits, firsts in (
+        ("baseline_pastchats", baseline, other_init, other_first),
+        ("compare_home", compare_home, home_init, home_first),
+    ):
+        if other is not None:  # the other program or store, spawned alternately with this one
+            out[name] = str(other)
+            out[f"{name}_initialize"] = summary(inits)
+            out[f"{name}_first_result"] = summary(firsts)
+            out[f"ratio_first_result_vs_{name}_p50"] = round(
+                out["spawn_to_first_result"]["p50_ms"] / out[f"{name}_first_result"]["p50_ms"], 2
+            )
     out["ratio_initialize_vs_minimal_p50"] = round(
         out["spawn_to_initialize"]["p50_ms"] / out["baseline_minimal_sdk_server_initialize"]["p50_ms"], 2
     )

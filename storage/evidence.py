@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -81,15 +81,23 @@ class TermWeights:
 
     def coverage(self, text: str) -> float:
         """Share of the query's weight that `text` holds (0..1)."""
+        return self.share(self.present(text))
+
+    def present(self, text: str) -> set[str]:
+        """The stems in `text` that may be query terms (`share` weighs them; the union of several
+        texts' sets is what the texts hold together)."""
+        if not self.weights or self.candidates is None:
+            return set()
+        lowered = self._lowered_words(text)
+        if lowered is None:
+            return stem_set(" ".join(self.candidates.findall(text)))
+        return stem_words(lowered)
+
+    def share(self, present: Collection[str]) -> float:
+        """Share of the query's weight among these stems (0..1)."""
         total = sum(self.weights.values())
         if not total or self.candidates is None:
             return 0.0
-        lowered = self._lowered_words(text)
-        if lowered is None:
-            assert self.candidates is not None
-            present = stem_set(" ".join(self.candidates.findall(text)))
-        else:
-            present = stem_words(lowered)
         return sum(w for term, w in self.weights.items() if term in present) / total
 
     def _words(self, text: str) -> list[str]:

@@ -126,6 +126,11 @@ class KeywordIndex:
         """`search`'s documents, unread: their addresses, best first (`read` reads them)."""
         if not query.terms:
             return []
+        return [address for _score, address in self._run(self._query(query, boosts), limit, filters, kind, searcher)]
+
+    def _query(self, query: AnalysedQuery, boosts: Mapping[str, float] | None) -> Any:
+        """The BM25 query of `find`: each term (weighed by `boosts`), in the text and the title, and
+        adjacent terms and identifiers as phrases."""
         Q, Occur = tantivy.Query, tantivy.Occur
         should: list[tuple[Any, Any]] = []
         boosts = boosts or {}
@@ -142,7 +147,20 @@ class KeywordIndex:
             should.append(
                 (Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST))
             )
-        return self._run(Q.boolean_query(should), limit, filters, kind, searcher)
+        return Q.boolean_query(should)
+
+    def find_scored(
+        self,
+        query: AnalysedQuery,
+        limit: int,
+        filters: Filters,
+        boosts: Mapping[str, float] | None = None,
+        searcher: Any = None,
+    ) -> list[tuple[float, Any]]:
+        """`find` over messages, with each document's BM25 score: (score, address), best first."""
+        if not query.terms:
+            return []
+        return self._run(self._query(query, boosts), limit, filters, MESSAGE, searcher)
 
     def find_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:
         """`search_phrases`'s documents, unread."""
@@ -150,7 +168,7 @@ class KeywordIndex:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
-        return self._run(Q.boolean_query(phrases), limit, filters, MESSAGE, searcher)
+        return [address for _score, address in self._run(Q.boolean_query(phrases), limit, filters, MESSAGE, searcher)]
 
     def read(self, addresses: list[Any], searcher: Any) -> list[UnitHit]:
         """The units at these addresses (from `find` with the same searcher), in their order."""
@@ -185,13 +203,15 @@ class KeywordIndex:
             out[doc["chunk_id"][0]] = _text(doc)
         return out
 
-    def _run(self, query: Any, limit: int, filters: Filters, kind: str, searcher: Any = None) -> list[Any]:
+    def _run(
+        self, query: Any, limit: int, filters: Filters, kind: str, searcher: Any = None
+    ) -> list[tuple[float, Any]]:
         Occur = tantivy.Occur
         clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
         clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)))
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self.reader() if searcher is None else searcher
-        return [address for _score, address in searcher.search(tantivy.Query.boolean_query(clauses), limit).hits]
+        return list(searcher.search(tantivy.Query.boolean_query(clauses), limit).hits)
 
     def _filter_queries(self, filters: Filters) -> Iterator[Any]:
         Q = tantivy.Query

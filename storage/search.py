@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from storage.chunking import ChunkOptions
 from storage.embedder import Embedder, Vectors
 from storage.evidence import ChatEvidence, Strength, TermWeights, keyword_factor, strongest_first
 from storage.expansion import (
@@ -102,6 +103,11 @@ class Fusion:
     # (corpus paraphrase hit@1 26 -> 25 with windows); p = 2: 27, and LoCoMo R@5 / R@10 68.9 / 79.0 ->
     # 69.0 / 79.2 (open-domain R@10 50.8 -> 49.2); p = 1 and 0.5 fix the corpus too, with less on LoCoMo.
     window_similarity_power: float = 2.0
+    # Where windows' keyword scores come from. "search": a BM25 search of their own over window texts
+    # (a second Tantivy search, its documents read and their coverage checked). "members": from the
+    # message leg's hits, with no search or reading of their own: a window scores the sum of its
+    # messages' best BM25 scores and holds the query words its messages hold together.
+    window_keywords: str = "search"
     # Measured signals (`storage.priors`), off unless they gain without a loss: what the vector leg
     # embeds of the query (`raw`, `content`: without question scaffolding, `mean`: both averaged); a
     # lean towards newer chats when the query asks for the latest state; a lean towards long messages and
@@ -140,6 +146,11 @@ REACH = 2
 NO_FILTERS = Filters()
 
 Window = tuple[int, int, list[str]]  # first index, last index, matched message ids
+# The windows' shape as the chunker builds them: `size` messages, one window starting every `stride`.
+WINDOW_SIZE, WINDOW_STRIDE = ChunkOptions().window_size, ChunkOptions().window_stride
+# A window from the message hits (`Fusion.window_keywords` "members"): its chat, first index, keyword
+# score, the query stems its messages hold, and the ids of the messages the hits name (by index).
+MemberWindow = tuple[str, int, float, set[str], dict[int, str]]
 # One leg's ranking of one coarse kind: its hits, the leg's weight, and per-unit factors (or None).
 CoarseLeg = tuple[list[UnitHit], float, dict[str, float] | None]
 
@@ -239,24 +250,31 @@ class SearchEngine:
         unit_weights: list[dict[str, float] | None] = []
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
+        # Windows scored from the message hits, and the factor each leg's window gets (keyword side).
+        members = wanted[WINDOW] and fusion.window_keywords == "members"
+        member_windows: list[MemberWindow] = []
+        keyword_weight = fusion.keyword_weight
         if mode in ("hybrid", "keyword"):
             # Every Tantivy search first, while the worker embeds the query (native code, no GIL wanted):
             # a search lets go of the GIL and, beside Python on the worker, waits for it again. Then
             # the documents and their coverage (Python) while the worker scans (`KeywordIndex.find`).
-            found_messages = self.keywords.find(analysed, depth, filters, boosts=boosts, searcher=reader)
+            scored_messages = self.keywords.find_scored(analysed, depth, filters, boosts, reader)
             found_exact = self.keywords.find_phrases(analysed, depth, filters, reader)
             found_coarse = {
                 kind: self.keywords.find(analysed, LEG_DEPTH, filters, kind, boosts, reader)
                 for kind in (WINDOW, CHAT)
-                if wanted[kind]
+                if wanted[kind] and not (kind == WINDOW and members)
             }
-            hits = self.keywords.read(found_messages, reader)
+            hits = self.keywords.read([address for _, address in scored_messages], reader)
             factors: dict[str, float] = {}
+            presents: list[set[str]] = []
             for hit in hits:
-                coverage = weights.coverage(hit.text or "")
+                present = weights.present(hit.text or "")
+                coverage = weights.share(present)
                 evidence.setdefault(hit.conversation_id, ChatEvidence()).add(coverage=coverage)
                 if scoring is not weights:
                     coverage = scoring.coverage(hit.text or "")
+                presents.append(present)
                 factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage, fusion.keyword_coverage_power)
             legs.append(hits)
             keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight
@@ -269,8 +287,10 @@ class SearchEngine:
                 legs.append(exact)
                 leg_weights.append(1.0)
                 unit_weights.append(None)
+            if members:
+                member_windows = self._member_windows(hits, [score for score, _ in scored_messages], presents)
             for kind in (WINDOW, CHAT):
-                if wanted[kind]:
+                if wanted[kind] and kind in found_coarse:
                     found = self.keywords.read(found_coarse[kind], reader)
                     # the same coverage rule as for messages: a window holding only the query's common
                     # words must not outrank one message holding its rare ones
@@ -301,6 +321,10 @@ class SearchEngine:
                     found = by_kind[kind][:LEG_DEPTH]
                     scaled = relative_similarity(found, fusion.window_similarity_power) if kind == WINDOW else None
                     coarse[kind].append((found, fusion.vector_weight, scaled))
+        if member_windows:
+            vector_windows = coarse[WINDOW][0][0] if coarse[WINDOW] else []
+            windows, damped = self._member_window_hits(member_windows, vector_windows, scoring, hits, fusion)
+            coarse[WINDOW].insert(0, (windows, keyword_weight, damped))
         units = {hit.chunk_id: hit for leg in legs for hit in leg}
         direct = frozenset(units)
         fused = self._fuse(legs, leg_weights, unit_weights, fusion.k)
@@ -371,6 +395,65 @@ class SearchEngine:
                 scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight * factor / (k + rank)
         return sorted(scores.items(), key=SCORE, reverse=True)
 
+    @staticmethod
+    def _member_windows(
+        hits: Sequence[UnitHit], scores: Sequence[float], presents: Sequence[set[str]]
+    ) -> list[MemberWindow]:
+        """The windows holding the message leg's hits, best first: each scores the sum of its messages'
+        best BM25 scores (a message's passages count once, by the best) and holds the stems its hits
+        hold; at most LEG_DEPTH."""
+        best: dict[tuple[str, int], float] = {}
+        for hit, score in zip(hits, scores, strict=True):
+            key = (hit.conversation_id, hit.first_index)
+            best[key] = max(best.get(key, 0.0), score)
+        windows: dict[tuple[str, int], MemberWindow] = {}
+        for hit, present in zip(hits, presents, strict=True):
+            chat, index = hit.conversation_id, hit.first_index
+            # the windows [first, first + size) with first a multiple of the stride that hold `index`
+            last_first = index - index % WINDOW_STRIDE
+            for first in range(last_first, max(index - WINDOW_SIZE, -1), -WINDOW_STRIDE):
+                window = windows.get((chat, first))
+                if window is None:
+                    window = windows[(chat, first)] = (chat, first, 0.0, set(), {})
+                ids = window[4]
+                if index not in ids:
+                    ids[index] = hit.message_ids[0] if hit.message_ids else ""
+                    windows[(chat, first)] = window = (chat, first, window[2] + best[(chat, index)], window[3], ids)
+                window[3].update(present)
+        return sorted(windows.values(), key=itemgetter(2), reverse=True)[:LEG_DEPTH]
+
+    @staticmethod
+    def _member_window_hits(
+        member_windows: list[MemberWindow],
+        vector_windows: Sequence[UnitHit],
+        scoring: TermWeights | ExpandedWeights,
+        hits: Sequence[UnitHit],
+        fusion: Fusion,
+    ) -> tuple[list[UnitHit], dict[str, float] | None]:
+        """The member windows as units (the vector leg's own unit where it found the same window: the
+        same id, so the two legs' ranks add up) and their coverage factors."""
+        known = {(hit.conversation_id, hit.first_index): hit for hit in vector_windows}
+        texts: dict[tuple[str, int], list[str]] = {}
+        if not isinstance(scoring, TermWeights):
+            for hit in hits:
+                texts.setdefault((hit.conversation_id, hit.first_index), []).append(hit.text or "")
+        units: list[UnitHit] = []
+        damped: dict[str, float] = {}
+        for chat, first, _score, present, ids in member_windows:
+            unit = known.get((chat, first))
+            if unit is None:
+                last = first + WINDOW_SIZE - 1
+                # a message no hit names keeps an empty id until something reads it (`search_units`)
+                held = tuple(ids.get(index, "") for index in range(first, last + 1))
+                unit = UnitHit(f"{chat}\x1fw{first}-{last}", chat, first, last, held)
+            units.append(unit)
+            if isinstance(scoring, TermWeights):
+                coverage = scoring.share(present)
+            else:
+                coverage = scoring.coverage("\n".join(t for i in ids for t in texts.get((chat, i), [])))
+            damped[unit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage, fusion.coarse_coverage_power)
+        return units, damped if fusion.coarse_coverage else None
+
     def search_units(
         self,
         query: str,
@@ -382,17 +465,25 @@ class SearchEngine:
     ) -> list[RankedUnit]:
         ranking = self.rank(query, limit=limit, mode=mode, filters=filters, fusion=fusion)
         units = ranking.units
-        return [
-            RankedUnit(
-                chunk_id=cid,
-                conversation_id=units[cid].conversation_id,
-                first_index=units[cid].first_index,
-                last_index=units[cid].last_index,
-                message_ids=units[cid].message_ids,
-                score=score,
-            )
-            for cid, score in ranking.fused[:limit]
-        ]
+        top = ranking.fused[:limit]
+        # Messages that joined through a window built from the message hits carry no id yet: read them
+        # (a window's message past the end of its chat does not exist and is left out).
+        unnamed: dict[str, list[tuple[int, int]]] = {}
+        for cid, _ in top:
+            if not units[cid].message_ids:
+                unnamed.setdefault(units[cid].conversation_id, []).append((units[cid].first_index,) * 2)
+        named = {
+            (chat, message.index): (message.id,)
+            for chat, messages in (self.store.message_windows(unnamed) if unnamed else {}).items()
+            for message in messages
+        }
+        ranked = []
+        for cid, score in top:
+            unit = units[cid]
+            ids = unit.message_ids or named.get((unit.conversation_id, unit.first_index))
+            if ids:
+                ranked.append(RankedUnit(cid, unit.conversation_id, unit.first_index, unit.last_index, ids, score))
+        return ranked
 
     @classmethod
     def _coarse_scores(cls, legs: list[CoarseLeg], k: int) -> tuple[dict[str, float], dict[str, UnitHit]]:
@@ -419,7 +510,8 @@ class SearchEngine:
                 index = window.first_index + offset
                 member = message_chunk_id(window.conversation_id, index)
                 if member not in units:
-                    units[member] = UnitHit(member, window.conversation_id, index, index, (message_id,))
+                    held = (message_id,) if message_id else ()
+                    units[member] = UnitHit(member, window.conversation_id, index, index, held)
                 best[member] = max(best.get(member, 0.0), score)
         boosted = dict(fused)
         for member, score in best.items():
@@ -525,7 +617,7 @@ class SearchEngine:
         """The chat's units to show, best first: the messages that matched themselves (their neighbours
         come with them as answers); a message that ranks only through its window when nothing in its chat
         matched alone."""
-        found = [pair for pair in ranked if pair[0] in direct] or ranked
+        found = [pair for pair in ranked if pair[0] in direct] or [p for p in ranked if units[p[0]].message_ids]
         return [
             RankedUnit(cid, u.conversation_id, u.first_index, u.last_index, u.message_ids, score)
             for cid, score in found[:MATCHES_PER_CHAT]

@@ -80,3 +80,28 @@ def test_a_window_far_less_similar_than_the_best_one_pulls_far_less() -> None:
     assert relative_similarity([lisbon, spanish], 2.0) == {"lisbon-tripw0-2": 1.0, "spanishw0-2": 0.25}
     assert relative_similarity([lisbon, spanish], 0.0) is None  # off: windows pull by rank alone
     assert relative_similarity([], 1.0) is None
+
+
+def test_windows_scored_from_the_message_hits_hold_what_their_messages_hold_together(tmp_path: Path) -> None:
+    """`window_keywords="members"`: no window search; a window holds the words of its messages' hits
+    together, scores their BM25 scores summed, and its messages no hit names join with their own ids."""
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder(), chunk_options=UNITS)
+    other = conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."])
+    library.import_conversations([QUEUE, other])
+    engine = library.engine
+    members = replace(SHIPPED, window_keywords="members")
+    query = "workers acknowledgements"  # the title (every message's) holds neither
+    ranking = engine.rank(query, limit=50, mode="keyword", fusion=members)
+    # the first two messages each hold some of the words; the window (0, 2) holds them together and
+    # brings its third message, which no hit names, along with its own id
+    assert {cid for cid, _ in ranking.fused} >= {"queue\x1f0\x1f0", "queue\x1f1\x1f0", "queue\x1f2\x1f0"}
+    assert ranking.units["queue\x1f2\x1f0"].message_ids == ()
+    assert "queue\x1f2\x1f0" not in ranking.direct
+    units = library.search_units(query, mode="keyword", fusion=members)
+    named = {u.chunk_id: u.message_ids for u in units}
+    assert named["queue\x1f2\x1f0"] == ("queue-m2",)
+    assert named["queue\x1f0\x1f0"] == ("queue-m0",)
+    result = library.search(query, max_results=2, mode="keyword", fusion=members)
+    assert result.chats[0].uri == "queue"
+    shown = [m for match in result.chats[0].matches for m in match.message_ids]
+    assert shown and "" not in shown

@@ -107,7 +107,7 @@ class Fusion:
     # (a second Tantivy search, its documents read and their coverage checked). "members": from the
     # message leg's hits, with no search or reading of their own: a window scores the sum of its
     # messages' best BM25 scores and holds the query words its messages hold together.
-    window_keywords: str = "search"
+    window_keywords: str = "members"
     # Measured signals (`storage.priors`), off unless they gain without a loss: what the vector leg
     # embeds of the query (`raw`, `content`: without question scaffolding, `mean`: both averaged); a
     # lean towards newer chats when the query asks for the latest state; a lean towards long messages and
@@ -251,7 +251,7 @@ class SearchEngine:
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
         # Windows scored from the message hits, and the factor each leg's window gets (keyword side).
-        members = wanted[WINDOW] and fusion.window_keywords == "members"
+        members = wanted[WINDOW] and fusion.window_keywords in ("members", "members-max")
         member_windows: list[MemberWindow] = []
         keyword_weight = fusion.keyword_weight
         if mode in ("hybrid", "keyword"):
@@ -288,7 +288,8 @@ class SearchEngine:
                 leg_weights.append(1.0)
                 unit_weights.append(None)
             if members:
-                member_windows = self._member_windows(hits, [score for score, _ in scored_messages], presents)
+                scores = [score for score, _ in scored_messages]
+                member_windows = self._member_windows(hits, scores, presents, fusion.window_keywords == "members-max")
             for kind in (WINDOW, CHAT):
                 if wanted[kind] and kind in found_coarse:
                     found = self.keywords.read(found_coarse[kind], reader)
@@ -397,7 +398,7 @@ class SearchEngine:
 
     @staticmethod
     def _member_windows(
-        hits: Sequence[UnitHit], scores: Sequence[float], presents: Sequence[set[str]]
+        hits: Sequence[UnitHit], scores: Sequence[float], presents: Sequence[set[str]], by_best: bool = False
     ) -> list[MemberWindow]:
         """The windows holding the message leg's hits, best first: each scores the sum of its messages'
         best BM25 scores (a message's passages count once, by the best) and holds the stems its hits
@@ -418,7 +419,8 @@ class SearchEngine:
                 ids = window[4]
                 if index not in ids:
                     ids[index] = hit.message_ids[0] if hit.message_ids else ""
-                    windows[(chat, first)] = window = (chat, first, window[2] + best[(chat, index)], window[3], ids)
+                    score = max(window[2], best[(chat, index)]) if by_best else window[2] + best[(chat, index)]
+                    windows[(chat, first)] = window = (chat, first, score, window[3], ids)
                 window[3].update(present)
         return sorted(windows.values(), key=itemgetter(2), reverse=True)[:LEG_DEPTH]
 

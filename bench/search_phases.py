@@ -195,9 +195,12 @@ TIMELINE: list[tuple[Any, str, str]] = [
     (KeywordIndex, "doc_freqs", "keyword: doc freqs"),
     (KeywordIndex, "search", "keyword: search (find + read, as code before round six ran it)"),
     (KeywordIndex, "find", "keyword: Tantivy searches"),
+    (KeywordIndex, "find_scored", "keyword: Tantivy searches"),
     (KeywordIndex, "find_phrases", "keyword: phrase search"),
     (KeywordIndex, "read", "keyword: stored documents read"),
-    (TermWeights, "coverage", "keyword: coverage checks"),
+    # coverage is `present` and `share` where `present` exists (messages' stems, also for their windows)
+    (TermWeights, "present" if "present" in TermWeights.__dict__ else "coverage", "keyword: coverage checks"),
+    (search.SearchEngine, "_member_windows", "keyword: windows from the message hits"),
     (search.SearchEngine, "_fuse", "engine: RRF"),
     (search.SearchEngine, "_window_boost", "engine: window boost"),
     (search.SearchEngine, "_chat_boost", "engine: chat boost"),

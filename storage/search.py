@@ -251,7 +251,7 @@ class SearchEngine:
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
         # Windows scored from the message hits, and the factor each leg's window gets (keyword side).
-        members = wanted[WINDOW] and fusion.window_keywords in ("members", "members-max")
+        members = wanted[WINDOW] and fusion.window_keywords == "members"
         member_windows: list[MemberWindow] = []
         keyword_weight = fusion.keyword_weight
         if mode in ("hybrid", "keyword"):
@@ -288,8 +288,7 @@ class SearchEngine:
                 leg_weights.append(1.0)
                 unit_weights.append(None)
             if members:
-                scores = [score for score, _ in scored_messages]
-                member_windows = self._member_windows(hits, scores, presents, fusion.window_keywords == "members-max")
+                member_windows = self._member_windows(hits, [score for score, _ in scored_messages], presents)
             for kind in (WINDOW, CHAT):
                 if wanted[kind] and kind in found_coarse:
                     found = self.keywords.read(found_coarse[kind], reader)
@@ -398,7 +397,7 @@ class SearchEngine:
 
     @staticmethod
     def _member_windows(
-        hits: Sequence[UnitHit], scores: Sequence[float], presents: Sequence[set[str]], by_best: bool = False
+        hits: Sequence[UnitHit], scores: Sequence[float], presents: Sequence[set[str]]
     ) -> list[MemberWindow]:
         """The windows holding the message leg's hits, best first: each scores the sum of its messages'
         best BM25 scores (a message's passages count once, by the best) and holds the stems its hits
@@ -419,8 +418,7 @@ class SearchEngine:
                 ids = window[4]
                 if index not in ids:
                     ids[index] = hit.message_ids[0] if hit.message_ids else ""
-                    score = max(window[2], best[(chat, index)]) if by_best else window[2] + best[(chat, index)]
-                    windows[(chat, first)] = window = (chat, first, score, window[3], ids)
+                    windows[(chat, first)] = window = (chat, first, window[2] + best[(chat, index)], window[3], ids)
                 window[3].update(present)
         return sorted(windows.values(), key=itemgetter(2), reverse=True)[:LEG_DEPTH]
 

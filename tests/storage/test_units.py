@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from storage.chunking import ChunkOptions, chunk_conversation
 from storage.embedder import HashEmbedder
@@ -104,4 +105,24 @@ def test_windows_scored_from_the_message_hits_hold_what_their_messages_hold_toge
     result = library.search(query, max_results=2, mode="keyword", fusion=members)
     assert result.chats[0].uri == "queue"
     shown = [m for match in result.chats[0].matches for m in match.message_ids]
-    assert shown and "" not in shown
+    assert shown
+    assert "" not in shown
+
+
+def test_windows_from_the_message_hits_need_no_window_search(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder(), chunk_options=UNITS)
+    library.import_conversations([QUEUE])
+    kinds: list[str] = []
+    find = library.keywords.find
+
+    def counted(query: Any, limit: int, filters: Any, kind: str = MESSAGE, *rest: Any, **named: Any) -> list[Any]:
+        kinds.append(kind)
+        return find(query, limit, filters, kind, *rest, **named)
+
+    library.keywords.find = counted  # type: ignore[method-assign]
+    for way in ("members", "search"):
+        kinds.clear()
+        units = library.search_units("workers acknowledgements", fusion=replace(SHIPPED, window_keywords=way))
+        assert units
+        assert all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
+        assert (WINDOW in kinds) == (way == "search")

@@ -23,6 +23,9 @@ cyclic garbage collector costs a search.
 - depth: `Library.search` reading each leg 200 deep (the tool until the seventh session) and
   `search.SEARCH_DEPTH` deep, interleaved query by query in this process: wall, CPU of every thread,
   and how many searches show the same chats with the same strengths.
+- windows: `conversation_search` through an in-memory MCP client with the windows' keyword scores from a
+  window search of their own and from the message hits (`Fusion.window_keywords`), call by call in turn
+  in this process (3 rounds of the queries): wall and CPU of every thread per call.
 - gc: `conversation_search` (the tool without MCP) over the same queries under Python's default
   young-generation threshold (700) and the server's (`server.app.SERVING_GC_THRESHOLD`), each in its
   own child process: collections per generation, their time per search, the longest pause.
@@ -490,6 +493,67 @@ def depth(library: Library, count: int, before: int = 200) -> dict[str, Any]:
     return out
 
 
+def window_keywords(library: Library, count: int, rounds: int = 3) -> dict[str, Any]:
+    """`conversation_search` through an in-memory MCP client with the windows' keyword scores from a
+    window search of their own ("search", the code before the eighth session) and from the message hits
+    ("members"), call by call in turn in this process (each pair in alternating order): wall and
+    process CPU (every thread) per call, and how often the chats shown and their strengths differ."""
+    from dataclasses import replace
+
+    import anyio
+    from mcp import Client
+
+    from server.app import build_server
+    from server.settings import Settings
+
+    ways = {way: replace(search.SHIPPED, window_keywords=way) for way in ("search", "members")}
+    defaults = Library.search.__kwdefaults__
+    assert defaults is not None
+    shipped = defaults["fusion"]
+    server = build_server(Settings(home=library.home, sync=False), lambda _: library)
+    wall: dict[str, list[float]] = {way: [] for way in ways}
+    cpu: dict[str, list[float]] = {way: [] for way in ways}
+    shown: dict[str, list[Any]] = {way: [] for way in ways}
+
+    async def session() -> None:
+        async with Client(server) as client:
+            for way in ways:
+                defaults["fusion"] = ways[way]
+                await client.call_tool("conversation_search", {"query": "warm up"})
+            for round_ in range(rounds):
+                for n, query in enumerate(queries(count=count)):
+                    order = list(ways) if (n + round_) % 2 == 0 else list(reversed(ways))
+                    for way in order:
+                        defaults["fusion"] = ways[way]
+                        cold(library)
+                        started, cpu_started = time.perf_counter(), time.process_time()
+                        result = await client.call_tool("conversation_search", {"query": query})
+                        wall[way].append(time.perf_counter() - started)
+                        cpu[way].append(time.process_time() - cpu_started)
+                        chats = (result.structured_content or {}).get("chats", [])
+                        shown[way].append([(chat["uri"], chat.get("strength")) for chat in chats])
+                        await anyio.sleep(0.005)
+
+    try:
+        anyio.run(session)
+    finally:
+        defaults["fusion"] = shipped
+    out: dict[str, Any] = {}
+    for way in ways:
+        ordered = sorted(wall[way])
+        out[way] = {
+            "p50_ms": round(statistics.median(ordered) * 1000, 2),
+            "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2),
+            "cpu_p50_ms": round(statistics.median(cpu[way]) * 1000, 2),
+        }
+    out["ratio_p50"] = round(out["members"]["p50_ms"] / out["search"]["p50_ms"], 3)
+    out["cpu_ratio_p50"] = round(out["members"]["cpu_p50_ms"] / out["search"]["cpu_p50_ms"], 3)
+    pairs = list(zip(shown["search"], shown["members"], strict=True))
+    out["same chats and strengths"] = sum(a == b for a, b in pairs)
+    out["calls"] = len(pairs)
+    return out
+
+
 def collector(library: Library, count: int, threshold: int) -> dict[str, Any]:
     """Run in a child process: the collector's work over `count` tool searches at `threshold`."""
     from tools import conversation_search
@@ -528,7 +592,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=40)
-    parts = "phases,timeline,gil,threads,depth,vector,gc"
+    parts = "phases,timeline,gil,threads,depth,windows,vector,gc"
     parser.add_argument("--only", default="phases,gil,gc", help=f"comma list: {parts}")
     parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
     args = parser.parse_args()
@@ -548,6 +612,8 @@ def main() -> None:
         out["timeline"] = timeline(library, args.queries)
     if "depth" in wanted:
         out["depth"] = depth(library, args.queries)
+    if "windows" in wanted:
+        out["windows"] = window_keywords(library, args.queries)
     if "vector" in wanted:  # after phases: its wrappers stay on the methods
         out["vector"] = vector(library, args.queries)
     if "gc" in wanted:

@@ -84,6 +84,11 @@ class KeywordIndex:
     def doc_count(self) -> int:
         return int(self.reader().num_docs)
 
+    def holds(self, kind: str, searcher: Any = None) -> bool:
+        """Whether the index holds units of this kind (a store chunked without windows has none)."""
+        searcher = self.reader() if searcher is None else searcher
+        return int(searcher.doc_freq("kind", kind)) > 0
+
     def doc_freqs(self, terms: Iterable[str], searcher: Any = None) -> tuple[int, dict[str, int]]:
         """How many documents there are, and how many hold each (analysed) term."""
         searcher = self.reader() if searcher is None else searcher

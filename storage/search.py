@@ -253,11 +253,12 @@ class SearchEngine:
         unit_weights: list[dict[str, float] | None] = []
         # Legs over the coarse units, by kind: each a list of (hits, weight, per-unit factors).
         coarse: dict[str, list[CoarseLeg]] = {WINDOW: [], CHAT: []}
-        # Windows scored from the message hits, and the factor each leg's window gets (keyword side).
-        members = wanted[WINDOW] and fusion.window_keywords == "members"
+        # Windows scored from the message hits (where the store has windows at all).
+        members = False
         member_windows: list[MemberWindow] = []
         keyword_weight = fusion.keyword_weight
         if mode in ("hybrid", "keyword"):
+            members = wanted[WINDOW] and fusion.window_keywords == "members" and self.keywords.holds(WINDOW, reader)
             # Every Tantivy search first, while the worker embeds the query (native code, no GIL wanted):
             # a search lets go of the GIL and, beside Python on the worker, waits for it again. Then
             # the documents and their coverage (Python) while the worker scans (`KeywordIndex.find`).

@@ -126,3 +126,11 @@ def test_windows_from_the_message_hits_need_no_window_search(tmp_path: Path) -> 
         assert units
         assert all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
         assert (WINDOW in kinds) == (way == "search")
+
+
+def test_a_store_without_windows_gets_no_windows_from_the_message_hits(tmp_path: Path) -> None:
+    plain = Library.open(tmp_path / "store", embedder=HashEmbedder(), chunk_options=ChunkOptions(window_size=0))
+    plain.import_conversations([QUEUE])
+    assert not plain.keywords.holds(WINDOW)
+    ranking = plain.engine.rank("workers acknowledgements", mode="keyword")
+    assert set(ranking.units) == set(ranking.direct)  # no message joined through a window

@@ -24,6 +24,7 @@ from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.cli import LME_FILE
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.retrieve import ImportTiming, fresh_store
+from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedder import FastEmbedder
 from storage.library import Library
 
@@ -36,8 +37,10 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "bench")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--window-vectors", choices=WINDOW_VECTORS, default=ChunkOptions().window_vectors)
     args = parser.parse_args()
     embedder = CachingEmbedder(FastEmbedder(), args.embed_cache)
+    options = ChunkOptions(window_vectors=args.window_vectors)
     questions = [q for q in load_longmemeval(args.data / LME_FILE, args.limit) if not q.abstention]
     timing = ImportTiming()
     own_strong = own_shown = strong_total = strong_gold = foreign_strong = nonsense_strong = 0
@@ -48,7 +51,7 @@ def main() -> None:
         foreign = questions[(position + 1) % len(questions)].question
 
         def open_library(home: Path) -> Library:
-            return Library.open(home, embedder=embedder)
+            return Library.open(home, embedder=embedder, chunk_options=options)
 
         with fresh_store(open_library, haystack.conversations, timing, None) as lib:
             result = lib.search(question.question, max_results=10)

@@ -102,6 +102,7 @@ class Fusion:
     # (corpus paraphrase hit@1 26 -> 25 with windows); p = 2: 27, and LoCoMo R@5 / R@10 68.9 / 79.0 ->
     # 69.0 / 79.2 (open-domain R@10 50.8 -> 49.2); p = 1 and 0.5 fix the corpus too, with less on LoCoMo.
     window_similarity_power: float = 2.0
+    window_vector_weight: float = 1.0
     # Measured signals (`storage.priors`), off unless they gain without a loss: what the vector leg
     # embeds of the query (`raw`, `content`: without question scaffolding, `mean`: both averaged); a
     # lean towards newer chats when the query asks for the latest state; a lean towards long messages and
@@ -300,7 +301,8 @@ class SearchEngine:
                 if wanted[kind]:
                     found = by_kind[kind][:LEG_DEPTH]
                     scaled = relative_similarity(found, fusion.window_similarity_power) if kind == WINDOW else None
-                    coarse[kind].append((found, fusion.vector_weight, scaled))
+                    weight = fusion.vector_weight * (fusion.window_vector_weight if kind == WINDOW else 1.0)
+                    coarse[kind].append((found, weight, scaled))
         units = {hit.chunk_id: hit for leg in legs for hit in leg}
         direct = frozenset(units)
         fused = self._fuse(legs, leg_weights, unit_weights, fusion.k)

@@ -124,6 +124,10 @@ class ChunkOptions:
     window_vectors: str = "words"
     chat_document: bool = False
 
+    def __post_init__(self) -> None:
+        if self.window_vectors not in WINDOW_VECTORS:
+            raise ValueError(f"window_vectors must be one of {', '.join(WINDOW_VECTORS)}, not {self.window_vectors!r}")
+
     @property
     def coarse(self) -> bool:
         return self.window_size > 1 or self.chat_document

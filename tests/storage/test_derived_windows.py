@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, ChunkOptions, chunk_conversation
 from storage.embedder import HashEmbedder, Vectors
@@ -57,8 +58,10 @@ def windows_of(library: Library, cid: str | None = None) -> dict[str, dict[str, 
     }
 
 
-def test_derived_windows_are_the_default() -> None:
+def test_derived_windows_are_the_default_and_an_unknown_recipe_is_refused() -> None:
     assert DEFAULT_OPTIONS.window_vectors == "words"
+    with pytest.raises(ValueError, match="window_vectors must be one of model, mean, words"):
+        ChunkOptions(window_vectors="median")
 
 
 def test_a_derived_window_names_its_messages_first_passages_and_the_words_it_reads() -> None:

@@ -127,6 +127,8 @@ class ChunkOptions:
     def __post_init__(self) -> None:
         if self.window_vectors not in WINDOW_VECTORS:
             raise ValueError(f"window_vectors must be one of {', '.join(WINDOW_VECTORS)}, not {self.window_vectors!r}")
+        if self.window_title and self.window_vectors != "model":
+            raise ValueError("window_title puts the title in the text the model embeds: needs window_vectors='model'")
 
     @property
     def coarse(self) -> bool:

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.embed_cache import CachingEmbedder
 from bench.variants import fusion_variants
 from importers.registry import read
-from storage.chunking import ChunkOptions
+from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedder import FastEmbedder
 from storage.library import Library
 from storage.search import PLAIN_RRF, SHIPPED, Fusion
@@ -47,6 +47,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path, help="a store to reuse (built from the corpus when empty)")
     parser.add_argument("--windows", type=int, default=ChunkOptions().window_size, help="0: no exchange windows")
     parser.add_argument("--window-title", action="store_true", help="the chat's title above each window")
+    parser.add_argument("--window-vectors", choices=WINDOW_VECTORS, default=ChunkOptions().window_vectors)
     parser.add_argument("--window-weight", type=float, default=0.7, help="the window share when --windows > 1")
     parser.add_argument("--embed-cache", type=Path, help="reuse document vectors from this bench cache")
     parser.add_argument("--fusion", default="", help="Fusion fields over the shipped ones: name=value,...")
@@ -64,14 +65,16 @@ def main() -> None:
     lib = Library.open(
         home,
         embedder=embedder,
-        chunk_options=ChunkOptions(window_size=args.windows, window_title=args.window_title),
+        chunk_options=ChunkOptions(
+            window_size=args.windows, window_title=args.window_title, window_vectors=args.window_vectors
+        ),
     )
     if lib.is_empty():
         conversations, _ = read(CORPUS / "chats.jsonl")
         lib.import_conversations(conversations)
     queries = json.loads((CORPUS / "queries.json").read_text(encoding="utf-8"))
     modes = {"vector": PLAIN_RRF, "keyword": PLAIN_RRF, "plain": PLAIN_RRF, "hybrid": hybrid, "shown": hybrid}
-    print(f"windows={args.windows} hybrid={hybrid}")
+    print(f"windows={args.windows} window_vectors={args.window_vectors} hybrid={hybrid}")
     for kind in ("paraphrase", "keyword", "identifier"):
         chosen = [q for q in queries if q["kind"] == kind]
         for mode, fusion in modes.items():

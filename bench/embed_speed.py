@@ -33,7 +33,7 @@ def corpus_texts(messages: int, seed: int = 12) -> list[str]:
         chunk.embed_text
         for conversation in CorpusWriter(messages, seed)
         for chunk in chunk_conversation(conversation, DEFAULT_MODEL)
-        if chunk.embed_key
+        if chunk.model_text
     ]
 
 

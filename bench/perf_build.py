@@ -74,6 +74,30 @@ class ClaimingHashEmbedder:
         return vector
 
 
+class CountingEmbedder:
+    """An embedder that counts the texts its model is asked to embed (vectors derived from others, such
+    as exchange windows', are not: `embed_pending` counts every passage that got a vector)."""
+
+    def __init__(self, inner: Embedder):
+        self.inner = inner
+        self.texts = 0
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.texts += len(texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        return self.inner.embed_query(text)
+
+
 def make_embedder(vectors: str, model: str) -> Embedder:
     if vectors == "hash":
         return ClaimingHashEmbedder(model)
@@ -97,7 +121,7 @@ def build(
     (`embed=False`), then their passages are embedded in resumable batches (`embed_pending`).
     `store_only` stops after the first phase: its time and peak RSS at scale, with the real model
     loaded as `pastchats import` loads it, without the days its embedding would take here."""
-    embedder = make_embedder(vectors, model)
+    embedder = CountingEmbedder(make_embedder(vectors, model))
     library = Library.open(home, embedder=embedder)
     started = time.perf_counter()
     last = [started]
@@ -144,6 +168,7 @@ def build(
         "peak_rss_mb_when_keyword_searchable": searchable_peak,
         "deferred_embedding": deferred,
         "texts_embedded": embedded,
+        "model_texts": embedder.texts,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "disk_mb": round(counts.disk_bytes / 1e6, 1),
     }

@@ -267,6 +267,7 @@ def measure_import(messages: int, deferred: bool = True) -> dict[str, Any]:
         "keyword_searchable_seconds": built["keyword_searchable_seconds"],
         "import_seconds_without_start": built["import_seconds"],  # no interpreter start, no model load
         "texts_embedded": built["texts_embedded"],
+        "model_texts": built.get("model_texts"),  # what the model ran on (derived window vectors are not)
         "baseline_bare_model_msgs_per_s": round(messages / bare, 1),
         "ratio_import_vs_bare_model": round(bare / seconds, 2),
     }

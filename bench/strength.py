@@ -27,6 +27,7 @@ from bench.quality.cli import LME_FILE
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.retrieve import ImportTiming, fresh_store
 from bench.variants import fusion_variants
+from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedder import FastEmbedder
 from storage.library import Library
 from storage.search import SHIPPED
@@ -42,9 +43,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--fusions", help="';'-separated field=value lists over the shipped fusion")
+    parser.add_argument("--window-vectors", choices=WINDOW_VECTORS, default=ChunkOptions().window_vectors)
     args = parser.parse_args()
     fusions = fusion_variants(SHIPPED, args.fusions) if args.fusions else [("shipped", SHIPPED)]
     embedder = CachingEmbedder(FastEmbedder(), args.embed_cache)
+    options = ChunkOptions(window_vectors=args.window_vectors)
     questions = [q for q in load_longmemeval(args.data / LME_FILE, args.limit) if not q.abstention]
     timing = ImportTiming()
     counts = {name: dict.fromkeys(COUNTS, 0) for name, _ in fusions}
@@ -55,7 +58,7 @@ def main() -> None:
         foreign = questions[(position + 1) % len(questions)].question
 
         def open_library(home: Path) -> Library:
-            return Library.open(home, embedder=embedder)
+            return Library.open(home, embedder=embedder, chunk_options=options)
 
         with fresh_store(open_library, haystack.conversations, timing, None) as lib:
             gold = {cid for cid, session in haystack.session_of.items() if session in question.gold_sessions}

@@ -27,14 +27,14 @@ from time import perf_counter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.embed_cache import CachingEmbedder
+from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.locomo import CATEGORIES, load_locomo, session_of
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.metrics import expand_units, turn_recall
 from bench.quality.run_locomo import score_question
 from bench.quality.run_longmemeval import score_question as score_lme
 from storage import search
-from storage.chunking import ChunkOptions
+from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedder import FastEmbedder, Vectors
 from storage.evidence import ChatEvidence, strongest_first
 from storage.library import Library
@@ -201,6 +201,8 @@ def main() -> None:
     parser.add_argument("--stores", type=Path, help="where the stores are kept (default bench/.cache/variants)")
     parser.add_argument("--window-words", type=int, default=ChunkOptions().window_words)
     parser.add_argument("--window-title", action="store_true")
+    parser.add_argument("--window-vectors", choices=WINDOW_VECTORS, default=ChunkOptions().window_vectors)
+    parser.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE, help="on-disk document embedding cache")
     parser.add_argument("--context", type=int, default=ChunkOptions().previous_words)
     parser.add_argument("--no-speaker", action="store_true")
     parser.add_argument("--title", action="store_true")
@@ -233,6 +235,7 @@ def main() -> None:
         window_stride=args.stride,
         window_words=args.window_words,
         window_title=args.window_title,
+        window_vectors=args.window_vectors,
         chat_document=args.chat_doc,
     )
     args.fusion = replace(
@@ -250,9 +253,10 @@ def main() -> None:
         + (f"-win{options.window_size}s{options.window_stride}" if options.window_size > 1 else "")
         + (f"-ww{options.window_words}" if options.window_words != ChunkOptions().window_words else "")
         + ("-wtitle" if options.window_title else "")
+        + (f"-wv{options.window_vectors}" if options.window_vectors != "model" else "")
         + ("-chatdoc" if options.chat_document else "")
     )
-    embedder = QueryMemo(FastEmbedder())
+    embedder = QueryMemo(FastEmbedder(), args.embed_cache)
     base = (args.stores or ROOT / "bench" / ".cache" / "variants") / args.tag
 
     def store(name: str, chats: list[Conversation]) -> Library:

@@ -51,6 +51,13 @@ class IngestProgress:
     messages_done: int
 
 
+def mean_vector(vectors: Sequence[Vectors], weights: Sequence[float]) -> Vectors:
+    """The L2-normalised weighted mean of unit vectors: a coarse unit's vector from its members'."""
+    mean = np.average(np.stack(vectors).astype(np.float32), axis=0, weights=np.asarray(weights, np.float32))
+    norm = float(np.linalg.norm(mean))
+    return (mean / norm if norm > 0 else mean).astype(np.float32)
+
+
 def _batches(conversations: Iterable[Conversation]) -> Iterator[list[Conversation]]:
     batch: list[Conversation] = []
     size = 0
@@ -212,12 +219,16 @@ class Ingestor:
         return embedded, reused
 
     def _vectors(self, chunks: Sequence[Chunk], embed: bool = True) -> tuple[Vectors, list[bool], int, int]:
-        """Each chunk's vector (stored ones reused by content key), and which chunks await theirs."""
+        """Each chunk's vector (stored ones reused by content key), and which chunks await theirs.
+
+        A derived chunk (`Chunk.mean_of`) gets the mean of its members' vectors once every member has
+        one (stored or embedded now), and awaits its members otherwise: it never costs a model run.
+        """
         keys = [ch.embed_key for ch in chunks]
-        known = self.store.vectors_for([k for k in keys if k != NO_EMBEDDING])
+        known = self.store.vectors_for([ch.embed_key for ch in chunks if ch.model_text])
         missing: dict[str, str] = {}
         for ch in chunks:
-            if ch.embed_key not in known and ch.embed_key != NO_EMBEDDING:
+            if ch.model_text and ch.embed_key not in known:
                 missing.setdefault(ch.embed_key, ch.embed_text)
         if missing and embed and self.embedder is not None:
             fresh = self.embedder.embed_documents(list(missing.values()))
@@ -225,10 +236,13 @@ class Ingestor:
             embedded = len(missing)
         else:
             embedded = 0
+        for ch in chunks:
+            if ch.mean_of and ch.embed_key not in known and all(key in known for key in ch.mean_of):
+                known[ch.embed_key] = mean_vector([known[key] for key in ch.mean_of], ch.mean_weights)
         blank = np.zeros(self.store.dim, np.float32)
         pending = [k not in known and k != NO_EMBEDDING for k in keys]  # keyword-only rows never wait
         matrix = np.stack([known.get(k, blank) for k in keys]) if keys else np.zeros((0, self.store.dim), np.float32)
-        reused = sum(1 for k in keys if k != NO_EMBEDDING) - len(missing)
+        reused = sum(1 for ch in chunks if ch.model_text) - len(missing)
         return matrix.astype(np.float32), pending, embedded, reused
 
     def embed_some(self, conversation_ids: Sequence[str]) -> int:

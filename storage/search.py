@@ -111,6 +111,10 @@ class Fusion:
     # 69.0 / 79.3 / 87.9, LongMemEval user turns recall_all@5 / ndcg_any@10 97.9 / 96.3 -> 97.9 / 96.5,
     # the corpus identical; a window scored by its best message instead of the sum: R@10 78.5.
     window_keywords: str = "members"
+    # The vector leg's windows count this share of the vector leg's weight. Windows' vectors derived from
+    # their messages' (`ChunkOptions.window_vectors`) at 1.0: LoCoMo R@10 -1.1 against model windows; at
+    # 0.75: -0.5, and the corpus's paraphrases and LongMemEval_S as at 1.0 (0.6 and below lose one of each).
+    window_vector_weight: float = 0.75
     # Measured signals (`storage.priors`), off unless they gain without a loss: what the vector leg
     # embeds of the query (`raw`, `content`: without question scaffolding, `mean`: both averaged); a
     # lean towards newer chats when the query asks for the latest state; a lean towards long messages and
@@ -256,6 +260,7 @@ class SearchEngine:
         # Windows scored from the message hits (where the store has windows at all).
         members = False
         member_windows: list[MemberWindow] = []
+        keyword_hits: list[UnitHit] = []
         keyword_weight = fusion.keyword_weight
         if mode in ("hybrid", "keyword"):
             members = wanted[WINDOW] and fusion.window_keywords == "members" and self.keywords.holds(WINDOW, reader)
@@ -281,6 +286,7 @@ class SearchEngine:
                 presents.append(present)
                 factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage, fusion.keyword_coverage_power)
             legs.append(hits)
+            keyword_hits = hits
             keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else fusion.keyword_weight
             leg_weights.append(keyword_weight)
             unit_weights.append(factors)
@@ -324,10 +330,11 @@ class SearchEngine:
                 if wanted[kind]:
                     found = by_kind[kind][:LEG_DEPTH]
                     scaled = relative_similarity(found, fusion.window_similarity_power) if kind == WINDOW else None
-                    coarse[kind].append((found, fusion.vector_weight, scaled))
+                    weight = fusion.vector_weight * (fusion.window_vector_weight if kind == WINDOW else 1.0)
+                    coarse[kind].append((found, weight, scaled))
         if member_windows:
             vector_windows = coarse[WINDOW][0][0] if coarse[WINDOW] else []
-            windows, damped = self._member_window_hits(member_windows, vector_windows, scoring, hits, fusion)
+            windows, damped = self._member_window_hits(member_windows, vector_windows, scoring, keyword_hits, fusion)
             coarse[WINDOW].insert(0, (windows, keyword_weight, damped))
         units = {hit.chunk_id: hit for leg in legs for hit in leg}
         direct = frozenset(units)

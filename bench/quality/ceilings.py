@@ -149,6 +149,7 @@ def main() -> None:
     args.fusion = fusion_variants(SHIPPED, args.fusion)[0][1]
     options = ChunkOptions()
     tag = f"ctx{options.previous_words}-spk-notitle-win{options.window_size}s{options.window_stride}"
+    tag += f"-wv{options.window_vectors}" if options.window_vectors != "model" else ""  # as bench/variants.py names it
     embedder = QueryMemo(FastEmbedder())
 
     def store(name: str, chats: list[Conversation]) -> Library:

@@ -8,6 +8,7 @@ import platform
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -20,6 +21,7 @@ from bench.quality.retrieve import BENCH_MODES, BenchMode
 from bench.quality.run_locomo import run_locomo
 from bench.quality.run_longmemeval import run_variant
 from bench.quality.warm import all_conversations, warm
+from storage.chunking import DEFAULT_OPTIONS, WINDOW_VECTORS, ChunkOptions
 from storage.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder, HashEmbedder
 from storage.library import Library
 
@@ -39,6 +41,7 @@ def run_quality(
     lme_variants: list[Variant] | None = None,
     label: str = "dev",
     workdir: Path | None = None,
+    chunk_options: ChunkOptions = DEFAULT_OPTIONS,
 ) -> dict[str, Any]:
     """Run the selected benchmarks and return the full record (what the JSON file holds)."""
     modes = modes or ["keyword", "vector", "hybrid", "plain"]
@@ -53,10 +56,11 @@ def run_quality(
         "embedder": embedder.model_name,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
         "git": _git_revision(),
+        "window_vectors": chunk_options.window_vectors,
     }
 
     def open_library(home: Path) -> Library:
-        return Library.open(home, embedder=embedder)
+        return Library.open(home, embedder=embedder, chunk_options=chunk_options)
 
     if only in (None, "locomo"):
         record["locomo"] = run_locomo(load_locomo(data / LOCOMO_FILE, limit), modes, open_library, workdir)
@@ -108,6 +112,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder", choices=["fastembed", "hash"], default="fastembed", help="hash: a quick smoke run")
     p.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE, help="on-disk document embedding cache")
     p.add_argument("--warm", action="store_true", help="embed everything into the cache before importing")
+    p.add_argument(
+        "--window-vectors",
+        choices=WINDOW_VECTORS,
+        default=DEFAULT_OPTIONS.window_vectors,
+        help="how exchange windows get their vectors (storage.chunking.ChunkOptions)",
+    )
     p.add_argument("--workdir", type=Path, help="where the temporary stores go (default: the system temp dir)")
     return p
 
@@ -147,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             lme_variants=cast(list[Variant], args.lme_variants),
             label=args.variant,
             workdir=args.workdir,
+            chunk_options=replace(DEFAULT_OPTIONS, window_vectors=args.window_vectors),
         )
     finally:
         embedder.close()

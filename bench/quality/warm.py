@@ -42,7 +42,7 @@ def warm(conversations: Iterable[Conversation], embedder: CachingEmbedder, log: 
     done = 0
     for conversation in conversations:
         for chunk in chunk_conversation(conversation, embedder.model_name):
-            if chunk.embed_key and chunk.embed_key not in seen:  # keyword-only passages have no key
+            if chunk.model_text and chunk.embed_key not in seen:  # keyword-only and derived ones are not embedded
                 seen.add(chunk.embed_key)
                 pending.append(chunk.embed_text)
         if len(pending) >= BATCH:

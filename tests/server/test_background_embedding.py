@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import numpy as np
 import pytest
 from mcp import Client
 
@@ -12,7 +13,9 @@ from server.app import build_server
 from server.settings import Settings
 from storage.embedder import HashEmbedder
 from storage.library import Library
+from storage.units import WINDOW
 from tests.storage.helpers import conversation
+from tests.storage.test_derived_windows import expected, rows
 
 pytestmark = pytest.mark.anyio
 
@@ -45,3 +48,9 @@ async def test_waiting_passages_are_embedded_after_start_while_the_tools_already
     assert after.structured_content is not None
     assert after.structured_content["mode"] == "hybrid"
     assert after.structured_content["chats"][0]["uri"] == "bread"
+    # the windows were derived from their messages' vectors once those existed (no model run of their own)
+    stored = rows(opened[0])
+    windows = [key for key, row in stored.items() if row["kind"] == WINDOW]
+    assert len(windows) == 2
+    assert all(not stored[key]["pending"] for key in windows)
+    assert all(np.allclose(stored[key]["vector"], expected(opened[0], key), atol=1e-6) for key in windows)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.chunking import NO_EMBEDDING, chunk_conversation, embeds, is_trivial
+from storage.chunking import NO_EMBEDDING, ChunkOptions, chunk_conversation, embeds, is_trivial
 from storage.embedder import HashEmbedder, Vectors
 from storage.library import Library
 from storage.models import Conversation, Message, Role
@@ -84,9 +84,14 @@ def test_tool_output_and_acknowledgements_are_not_embedded_but_everything_else_i
 def test_an_exchange_window_reads_neither_the_log_nor_the_acknowledgement() -> None:
     windows = [chunk for chunk in chunk_conversation(DEBUG, "m") if chunk.kind == WINDOW]
     assert [(w.first_index, w.last_index) for w in windows] == [(0, 2)]  # 2-3 would be one line: none
-    assert "QX-47" not in windows[0].embed_text
     assert "QX-47" not in windows[0].text  # the log is keyword-searchable as its own message
-    assert windows[0].embed_text.splitlines()[1].startswith("Assistant: The database pool")
+    assert windows[0].text.splitlines()[1].startswith("Assistant: The database pool")
+    chunks = chunk_conversation(DEBUG, "m")
+    messages = {chunk.first_index: chunk.embed_key for chunk in chunks if chunk.kind != WINDOW}
+    assert windows[0].mean_of == (messages[0], messages[2])  # its vector: the two messages' alone
+    (embedded,) = [c for c in chunk_conversation(DEBUG, "m", ChunkOptions(window_vectors="model")) if c.kind == WINDOW]
+    assert "QX-47" not in embedded.embed_text
+    assert embedded.embed_text.splitlines()[1].startswith("Assistant: The database pool")
 
 
 def test_a_reply_to_tool_output_is_embedded_without_the_log_lines_before_it() -> None:
@@ -100,9 +105,10 @@ def test_keyword_only_passages_cost_no_model_time_and_are_found_by_keyword_not_b
     embedder = RecordingEmbedder()
     library = Library.open(tmp_path / "store", embedder=embedder)
     stats = library.import_conversations([DEBUG, OTHER])
-    # four messages and the debug chat's exchange window (its lines leave the log out); the other chat's
-    # window reads exactly as its reply does (the question above the answer), so it reuses that vector
-    assert (stats.chunks_embedded, stats.chunks_reused) == (4 + 1, 1)
+    # four messages; the two chats' exchange windows are derived from their messages' vectors (the debug
+    # chat's from its question and answer: not the log, not the acknowledgement)
+    assert (stats.chunks_embedded, stats.chunks_reused) == (4, 0)
+    assert len(embedder.texts) == 4
     assert not any("QX-4711" in text or text.endswith("thanks!") for text in embedder.texts)
     assert library.pending_embeddings() == 0
     hits = library.search("QX-4716", mode="keyword").chats

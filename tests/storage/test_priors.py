@@ -47,10 +47,9 @@ def test_importance_counts_length_and_a_stated_decision() -> None:
 
 def test_the_title_above_a_window_is_embedded_but_not_keyword_indexed() -> None:
     chat = conversation("q", ["Redis or RabbitMQ?", "RabbitMQ.", "Why?"], title="Thumbnail job queue")
-    plain = [c for c in chunk_conversation(chat, "m", ChunkOptions(window_size=3)) if c.kind == WINDOW]
-    titled = [
-        c for c in chunk_conversation(chat, "m", ChunkOptions(window_size=3, window_title=True)) if c.kind == WINDOW
-    ]
+    model = ChunkOptions(window_size=3, window_vectors="model")  # derived windows embed no text of their own
+    plain = [c for c in chunk_conversation(chat, "m", model) if c.kind == WINDOW]
+    titled = [c for c in chunk_conversation(chat, "m", replace(model, window_title=True)) if c.kind == WINDOW]
     assert titled[0].embed_text == "Thumbnail job queue\n" + plain[0].embed_text
     assert titled[0].text == plain[0].text
 

@@ -26,6 +26,12 @@ cyclic garbage collector costs a search.
 - windows: `conversation_search` through an in-memory MCP client with the windows' keyword scores from a
   window search of their own and from the message hits (`Fusion.window_keywords`), call by call in turn
   in this process (3 rounds of the queries): wall and CPU of every thread per call.
+- after: `conversation_search` through an in-memory MCP client, per call the stretch from the vector
+  leg's end to the client's reply cut at stamps in call order (the member windows, fusion, the boosts,
+  the chats' metadata, messages and matches, the tool's fitting and rendering, the tool's result, MCP
+  to the client and the client's check of the result against the tool's output schema): each
+  stretch's wall p50 / p95 and, where both stamps are on one thread, its wall minus that thread's CPU
+  time (what it waited rather than worked); the server's collector threshold.
 - gc: `conversation_search` (the tool without MCP) over the same queries under Python's default
   young-generation threshold (700) and the server's (`server.app.SERVING_GC_THRESHOLD`), each in its
   own child process: collections per generation, their time per search, the longest pause.
@@ -493,6 +499,121 @@ def depth(library: Library, count: int, before: int = 200) -> dict[str, Any]:
     return out
 
 
+# The stamps `after` cuts a call at (owner, attribute, label): entry `label>` and return `<label`.
+AFTER_STAMPS: list[tuple[Any, str, str]] = [
+    (lance_store.LanceStore, "vector_search", "vector leg"),
+    (search.SearchEngine, "_member_window_hits", "member windows"),
+    (search.SearchEngine, "_fuse", "RRF"),
+    (search.SearchEngine, "rank", "rank"),
+    (lance_store.LanceStore, "metas", "metas"),
+    (search.SearchEngine, "search", "engine"),
+]
+
+
+def after_legs(library: Library, count: int) -> dict[str, Any]:
+    """From the vector leg's end to the client's reply, stretch by stretch, per cold call."""
+    import anyio
+    from mcp import Client
+    from mcp.client.session import ClientSession
+
+    from server.app import SERVING_GC_THRESHOLD, build_server
+    from server.settings import Settings
+    from tools import common, conversation_search, topic_search
+
+    events: list[tuple[str, float, float, int]] = []  # (stamp, wall, this thread's CPU, thread)
+
+    def stamp(label: str) -> None:
+        events.append((label, time.perf_counter(), time.thread_time(), threading.get_ident()))
+
+    def stamped(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            stamp(f"{label}>")
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                stamp(f"<{label}")
+
+        return wrapper
+
+    def astamped(label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            stamp(f"{label}>")
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                stamp(f"<{label}")
+
+        return wrapper
+
+    restore: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, name: str, wrapped: Any) -> None:
+        restore.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, wrapped)
+
+    for owner, name, label in AFTER_STAMPS:
+        raw = owner.__dict__[name]
+        if isinstance(raw, staticmethod | classmethod):
+            patch(owner, name, type(raw)(stamped(label, raw.__func__)))
+        else:
+            patch(owner, name, stamped(label, raw))
+    patch(topic_search, "search", stamped("tool", topic_search.search))
+    patch(conversation_search, "tool_result", stamped("tool result", common.tool_result))
+    # the client's check of the structured content against the tool's output schema
+    patch(ClientSession, "validate_tool_result", astamped("client check", ClientSession.validate_tool_result))
+    server = build_server(Settings(home=library.home, sync=False), lambda _: library)
+    stretches: dict[str, list[float]] = {}
+    waits: dict[str, list[float]] = {}
+    totals: dict[str, list[float]] = {"call": [], "vector leg end -> reply": []}
+    young, *older = gc.get_threshold()
+    gc.set_threshold(SERVING_GC_THRESHOLD, *older)
+
+    async def session() -> None:
+        async with Client(server) as client:
+            await client.call_tool("conversation_search", {"query": "warm up"})
+            for query in queries(count=count):
+                cold(library)
+                events.clear()
+                started = time.perf_counter()
+                result = await client.call_tool("conversation_search", {"query": query})
+                stamp("reply")
+                assert not result.is_error, result
+                calls = events[:]
+                ends = [i for i, event in enumerate(calls) if event[0] == "<vector leg"]
+                if not ends:  # a keyword-only search
+                    continue
+                totals["call"].append(calls[-1][1] - started)
+                totals["vector leg end -> reply"].append(calls[-1][1] - calls[ends[0]][1])
+                for (a, wall_a, cpu_a, thread_a), (b, wall_b, cpu_b, thread_b) in zip(
+                    calls[ends[0] :], calls[ends[0] + 1 :], strict=False
+                ):
+                    stretches.setdefault(f"{a} -> {b}", []).append(wall_b - wall_a)
+                    if thread_a == thread_b and b != "reply":
+                        waits.setdefault(f"{a} -> {b}", []).append((wall_b - wall_a) - (cpu_b - cpu_a))
+
+    try:
+        anyio.run(session)
+    finally:
+        gc.set_threshold(young, *older)
+        for owner, name, raw in reversed(restore):
+            setattr(owner, name, raw)
+
+    def summary(values: list[float]) -> dict[str, float]:
+        ordered = sorted(values)
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        return {"p50_ms": round(statistics.median(ordered) * 1000, 2), "p95_ms": round(p95 * 1000, 2)}
+
+    return {
+        "totals": {name: summary(values) for name, values in totals.items()},
+        "stretches": {
+            name: {**summary(values), "n": len(values), **({"waited": summary(waits[name])} if name in waits else {})}
+            for name, values in stretches.items()
+        },
+    }
+
+
 def window_keywords(library: Library, count: int, rounds: int = 3) -> dict[str, Any]:
     """`conversation_search` through an in-memory MCP client with the windows' keyword scores from a
     window search of their own ("search", the code before the eighth session) and from the message hits
@@ -592,7 +713,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=40)
-    parts = "phases,timeline,gil,threads,depth,windows,vector,gc"
+    parts = "phases,timeline,after,gil,threads,depth,windows,vector,gc"
     parser.add_argument("--only", default="phases,gil,gc", help=f"comma list: {parts}")
     parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
     args = parser.parse_args()
@@ -610,6 +731,8 @@ def main() -> None:
         out["phases"] = phases(library, args.queries)
     if "timeline" in wanted:
         out["timeline"] = timeline(library, args.queries)
+    if "after" in wanted:
+        out["after"] = after_legs(library, args.queries)
     if "depth" in wanted:
         out["depth"] = depth(library, args.queries)
     if "windows" in wanted:

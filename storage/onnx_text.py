@@ -217,14 +217,20 @@ class DirectModel:
     def embed_documents(self, texts: Sequence[str], batch_size: int) -> npt.NDArray[np.float32]:
         """One row per text, in the order given; batched by length in word pieces, so that a batch,
         padded to its longest text, carries little padding (a row does not depend on its batch: the
-        same bits as `embed`, as fastembed's, unless `use_for_documents` gave an int8 copy)."""
+        same bits as `embed`, as fastembed's). With an int8 copy (`use_for_documents`): one text a run."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        if self._documents is not None:
+            # One text a run: int8 activations are quantised with one scale per run, so a text's vector
+            # would depend on the texts (and padding) batched with it; alone it does not, its scale fits
+            # it alone (closer to float32), and no padding is computed. Cheaper too: ~0.7x the CPU time
+            # of length-sorted batches of 16 (no large per-batch buffers to map and give back).
+            return np.concatenate([self._batch([text], self._documents) for text in texts])
         lengths = [len(encoding.ids) for encoding in self._lengths.encode_batch(list(texts))]
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         rows = np.concatenate(
             [
-                self._batch([texts[i] for i in order[start : start + batch_size]], self._documents)
+                self._batch([texts[i] for i in order[start : start + batch_size]])
                 for start in range(0, len(order), batch_size)
             ]
         )

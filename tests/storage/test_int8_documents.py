@@ -27,7 +27,8 @@ def test_the_int8_copy_is_derived_once_into_its_folder_whole(
     derived: tuple[FastEmbedder, Path], model_cache_dir: Path
 ) -> None:
     embedder, path = derived
-    assert path.is_file() and path.name.startswith(int8_model.RECIPE)
+    assert path.is_file()
+    assert path.name.startswith(int8_model.RECIPE)
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left beside it
     source = onnx_text.snapshot_folder(model_cache_dir, onnx_text.DIRECT[DEFAULT_MODEL.lower()].repo, ["model.onnx"])
     assert source is not None
@@ -45,10 +46,12 @@ def test_documents_are_close_to_float32_and_queries_are_float32_bit_for_bit(
     plain = FastEmbedder(DEFAULT_MODEL, model_cache_dir)
     texts = corpus_texts()
     ours, theirs = embedder.embed_documents(texts), plain.embed_documents(texts)
-    assert ours.shape == theirs.shape and ours.dtype == np.float32
+    assert ours.shape == theirs.shape
+    assert ours.dtype == np.float32
     assert not np.array_equal(ours, theirs)  # the int8 copy really ran
     cosine = np.sum(ours * theirs, axis=1)
-    assert float(np.median(cosine)) > 0.995 and float(cosine.min()) > 0.98
+    assert float(np.median(cosine)) > 0.995
+    assert float(cosine.min()) > 0.98
     np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, rtol=1e-5)
     # A row does not depend on the texts embedded with it.
     assert np.array_equal(embedder.embed_documents(texts[5:9]), ours[5:9])
@@ -70,7 +73,8 @@ def test_a_damaged_copy_falls_back_to_float32_and_is_removed(
     assert fallback.prepare_documents_model() is None
     assert not damaged.exists()  # the next process derives it again
     again = FastEmbedder(DEFAULT_MODEL, cache, derived_dir=tmp_path)
-    assert again.prepare_documents_model() == damaged and damaged.stat().st_size == good.stat().st_size
+    assert again.prepare_documents_model() == damaged
+    assert damaged.stat().st_size == good.stat().st_size
 
 
 def test_where_the_copy_cannot_be_made_documents_use_float32(model_cache_dir: Path, tmp_path: Path) -> None:

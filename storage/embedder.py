@@ -186,11 +186,13 @@ class FastEmbedder:
                 from storage import int8_model, onnx_text
 
                 direct = onnx_text.DIRECT.get(self._model_name.lower())
-                if direct is None or not direct.int8_keep_float:
+                if direct is None or direct.int8_keep_float is None:
                     return None
                 source = model.folder / model.model_file
                 try:
-                    target = int8_model.derived_file(self._derived_dir, direct.repo, model.folder.name, source)
+                    target = int8_model.derived_file(
+                        self._derived_dir, direct.repo, model.folder.name, source, direct.int8_keep_float
+                    )
                 except OSError as exc:
                     log.debug("no int8 document model for %s: %s", self._model_name, exc)
                     return None

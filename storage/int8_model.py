@@ -17,6 +17,7 @@ float32's), documents are embedded by the float32 model, as before.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import subprocess
@@ -33,10 +34,12 @@ RECIPE = "int8-dyn-pc1"
 TIMEOUT_S = 300
 
 
-def derived_file(root: Path, repo: str, revision: str, source: Path) -> Path:
-    """Where the int8 copy of `source` (the model file of `repo` at `revision`) lives under `root`."""
+def derived_file(root: Path, repo: str, revision: str, source: Path, keep_float: Sequence[str]) -> Path:
+    """Where the int8 copy of `source` (the model file of `repo` at `revision`, `keep_float` left in
+    float32) lives under `root`: a new recipe, model file or choice of nodes is a new file."""
     size = source.stat().st_size
-    return root / "int8" / ("models--" + repo.replace("/", "--")) / revision / f"{RECIPE}-{size}.onnx"
+    nodes = hashlib.sha256("\n".join(keep_float).encode()).hexdigest()[:12]
+    return root / "int8" / ("models--" + repo.replace("/", "--")) / revision / f"{RECIPE}-{size}-{nodes}.onnx"
 
 
 def quantize(source: Path, target: Path, keep_float: Sequence[str]) -> None:

@@ -39,7 +39,8 @@ class Direct:
     model_file: str
     # The matrix products an int8 copy for documents keeps in float32 (`storage.int8_model`): those
     # whose quantisation alone moves the vectors most, measured node by node on realistic passages.
-    int8_keep_float: tuple[str, ...] = ()
+    # None: the model has no int8 copy.
+    int8_keep_float: tuple[str, ...] | None = None
 
 
 # Models whose fastembed pipeline is tokenize, run, mean-pool over the attention mask, normalise

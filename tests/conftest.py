@@ -33,6 +33,19 @@ def model_cache_dir() -> Path:
     pytest.skip("the embedding model is not cached; set FASTEMBED_CACHE_PATH to a fastembed cache")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def derived_models_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Files pastchats derives from the model (the int8 copy for documents) go to a cache folder of
+    this test session, not this machine's user cache: made once per session, by the first import."""
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 @pytest.fixture(autouse=True)
 def no_background_sync_of_the_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
     """Servers built in tests never sync this machine's own agent logs; tests that sync opt in."""

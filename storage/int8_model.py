@@ -2,11 +2,12 @@
 
 Embedding passages is most of an import's time, and the float32 model already runs near this kind of
 CPU's float32 peak. onnxruntime's dynamic quantisation (int8 weights per output channel, activations
-quantised per run) runs most of the model's matrix products in int8: ~1.45x fewer CPU seconds a
-passage. Only documents go through it; queries keep the float32 model, so only one side of a
-similarity carries quantisation noise, and a search's latency is unchanged. The few products whose
-quantisation moves the vectors most (measured node by node, by cosine to float32 on realistic
-passages) stay in float32: see docs/BENCHMARKS.md "Round eight: an int8 model for documents".
+quantised per run) runs the model's matrix products in int8; with one text a run
+(`DirectModel.embed_documents`) an import takes ~0.56x the CPU time. Only documents go through it;
+queries keep the float32 model, so only one side of a similarity carries quantisation noise, and a
+search's latency is unchanged. The products `storage.onnx_text.DIRECT` names (those whose
+quantisation moves the vectors most, measured node by node by cosine to float32 on realistic
+passages) stay in float32: docs/BENCHMARKS.md "Round eight: an int8 model for documents".
 
 The file is derived state: produced from the installed float32 file (nothing downloaded, nothing
 shipped), in a child process (quantising holds ~0.4 GB for a few seconds, which an import's peak

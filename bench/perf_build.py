@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.perf_corpus import CorpusWriter
+from server.settings_quick import derived_models_dir
 from storage import ingest
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
 from storage.library import IngestProgress, Library
@@ -102,7 +103,8 @@ def make_embedder(vectors: str, model: str) -> Embedder:
     if vectors == "hash":
         return ClaimingHashEmbedder(model)
     cache = os.environ.get("FASTEMBED_CACHE_PATH")
-    return FastEmbedder(model, Path(cache) if cache else None)
+    # Documents through the int8 copy of the model where `pastchats import` uses one (`storage.int8_model`).
+    return FastEmbedder(model, Path(cache) if cache else None, derived_dir=derived_models_dir())
 
 
 def build(

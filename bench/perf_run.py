@@ -247,21 +247,26 @@ def measure_import(messages: int, deferred: bool = True) -> dict[str, Any]:
         command = [sys.executable, "-m", "bench.perf", "build", "--vectors", "model"]
         command += ["--messages", str(messages), "--home", str(Path(tmp) / "store")]
         command += ["--deferred"] if deferred else []
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         output = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout
         seconds = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
     built = json.loads(output)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    peak = after.ru_maxrss / 1024
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     cache = os.environ.get("FASTEMBED_CACHE_PATH")
     model = FastEmbedder(cache_dir=Path(cache) if cache else None)
     texts = [m.text for c in CorpusWriter(messages) for m in c.messages]
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     model.embed_documents(texts)
     bare = time.perf_counter() - started
+    bare_cpu = time.process_time() - cpu_started
     return {
         "messages": messages,
         "import_msgs_per_s": round(messages / seconds, 1),
         "import_seconds_incl_start": round(seconds, 1),
+        "import_cpu_seconds": round(cpu, 1),  # the import's process, user and kernel
         "import_peak_rss_mb": round(peak),
         "deferred": deferred,
         "keyword_searchable_seconds": built["keyword_searchable_seconds"],
@@ -270,6 +275,7 @@ def measure_import(messages: int, deferred: bool = True) -> dict[str, Any]:
         "model_texts": built.get("model_texts"),  # what the model ran on (derived window vectors are not)
         "baseline_bare_model_msgs_per_s": round(messages / bare, 1),
         "ratio_import_vs_bare_model": round(bare / seconds, 2),
+        "baseline_bare_model_cpu_seconds": round(bare_cpu, 1),
     }
 
 

@@ -116,13 +116,15 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 
 def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> str:
     """Install (or find installed) and verify; a line saying what happened. Raises ClickException."""
-    from storage.model_files import ModelError, download, install_from, installed_path, verify
+    from server.settings_quick import derived_models_dir
+    from storage.model_files import ModelError, download, install_from, installed_path, prepare_documents_model, verify
 
     cache = settings.model_cache
     try:
         if source is None and installed_path(info, cache) is not None:
             try:
                 dim = verify(info.name, cache)
+                prepare_documents_model(info.name, cache, derived_models_dir())
                 return f"{info.name} is already installed in {cache} and loads ({dim} dimensions)."
             except ModelError:
                 pass  # a broken copy: fetch it again
@@ -132,6 +134,9 @@ def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> s
             click.echo(f"Downloading {info.name} (about {info.size_gb * 1000:.0f} MB) into {cache}...", err=True)
             download(info, cache)
         dim = verify(info.name, cache)
+        # Documents are embedded with an int8 copy derived from the model here (`storage.int8_model`):
+        # made now, so that the first import does not wait for it.
+        prepare_documents_model(info.name, cache, derived_models_dir())
     except ModelError as exc:
         raise click.ClickException(str(exc)) from None
     return f"Installed {info.name} in {cache}; it loads and embeds ({dim} dimensions)."

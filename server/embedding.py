@@ -48,11 +48,12 @@ def embed_awaiting(settings: Settings) -> None:
 def switch_model(settings: Settings, name: str) -> None:
     """`model use NAME`: re-embed every passage with the new model, with progress."""
     from server.cli_common import opened
+    from server.settings_quick import derived_models_dir
     from storage.embedder import EmbedderUnavailable, FastEmbedder
     from storage.library import StoreError
 
     try:
-        embedder = FastEmbedder(name, settings.model_cache)
+        embedder = FastEmbedder(name, settings.model_cache, derived_dir=derived_models_dir())
     except EmbedderUnavailable as exc:
         raise click.ClickException(str(exc)) from None
     with opened(settings, model=False) as library, progress("re-embedding passages", "passages") as report:

@@ -93,6 +93,12 @@ def default_model_cache() -> Path:
     return Path(_user_dir("cache")) / "models"
 
 
+def derived_models_dir() -> Path:
+    """Where pastchats keeps files it derives from installed models (the int8 copy for documents):
+    its own cache, whatever folder the models themselves are read from (which may be shared)."""
+    return default_model_cache() / "derived"
+
+
 def path_text(value: str) -> str | None:
     """`str(Path(value).expanduser())` on POSIX, without pathlib (None where it would raise): the
     store's path as `stats` prints it."""

@@ -36,10 +36,15 @@ class StoreSettings(Protocol):
 
 def open_library(settings: Settings, *, load_model: bool = True) -> Library:
     """The real library, with the configured model (not loaded for commands that only read or delete)."""
+    from server.settings_quick import derived_models_dir
     from storage.library import Library  # deferred: pulls in lancedb (start-up speed)
 
     return Library.open(
-        settings.home, model_name=settings.model_name(), cache_dir=settings.model_cache, load_model=load_model
+        settings.home,
+        model_name=settings.model_name(),
+        cache_dir=settings.model_cache,
+        load_model=load_model,
+        derived_dir=derived_models_dir(),
     )
 
 

@@ -115,10 +115,22 @@ class FastEmbedder:
     it to shrink, and without that resident memory grows without bound over a long import.
     """
 
-    def __init__(self, model_name: str = DEFAULT_MODEL, cache_dir: Path | None = None, batch_size: int = 16):
+    def __init__(
+        self,
+        model_name: str = DEFAULT_MODEL,
+        cache_dir: Path | None = None,
+        batch_size: int = 16,
+        *,
+        derived_dir: Path | None = None,
+    ):
+        """`derived_dir`: where an int8 copy of the model for documents is kept (`storage.int8_model`),
+        derived there on the first `embed_documents` if it is not; None: documents use the model itself."""
         self._model_name = model_name
         self._batch_size = batch_size
         self._lock = threading.Lock()
+        self._derived_dir = derived_dir
+        self._documents_lock = threading.Lock()
+        self._documents_ready = derived_dir is None
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         contain_malloc()
         self._model: Any = self._load_direct(model_name, cache_dir) or self._load_fastembed(model_name, cache_dir)
@@ -162,11 +174,40 @@ class FastEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    def prepare_documents_model(self) -> Path | None:
+        """Load (deriving it first if needed) the int8 copy documents are embedded with; its file, or
+        None where documents use the model itself (no `derived_dir`, another model, or it failed)."""
+        model = self._model
+        if not isinstance(model, DirectModel):
+            return None
+        with self._documents_lock:  # not the model's lock: queries go on while the file is derived
+            if not self._documents_ready and self._derived_dir is not None:
+                self._documents_ready = True
+                from storage import int8_model, onnx_text
+
+                direct = onnx_text.DIRECT.get(self._model_name.lower())
+                if direct is None or direct.int8_keep_float is None:
+                    return None
+                source = model.folder / model.model_file
+                try:
+                    target = int8_model.derived_file(
+                        self._derived_dir, direct.repo, model.folder.name, source, direct.int8_keep_float
+                    )
+                except OSError as exc:
+                    log.debug("no int8 document model for %s: %s", self._model_name, exc)
+                    return None
+                path = int8_model.ensure(source, target, direct.int8_keep_float)
+                if path is not None and not model.use_for_documents(path):
+                    path.unlink(missing_ok=True)  # damaged: derived again by the next process
+        return model.documents_model
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         cut = [text[:MAX_EMBED_CHARS] for text in texts]
         if isinstance(self._model, DirectModel):  # batched by length in word pieces
+            if not self._documents_ready:
+                self.prepare_documents_model()
             with self._lock:
                 return _normalise(self._model.embed_documents(cut, self._batch_size))
         # A batch is padded to its longest text: texts of like length batched together waste no model

@@ -104,10 +104,12 @@ class Library:
         chunk_options: ChunkOptions = DEFAULT_OPTIONS,
         load_model: bool = True,
         heal: bool = True,
+        derived_dir: Path | None = None,
     ) -> Library:
         """Open (creating if needed) the store in `home`. `embedder` overrides the model (tests);
         `load_model=False` opens it for reading and deleting only, without loading the model.
         `heal=False` leaves finishing a crashed write (and LanceDB) to the caller: `needs_repair`, `repair`.
+        `derived_dir`: where the model's int8 copy for documents is kept (`FastEmbedder`); None: none.
 
         If the model cannot load, the library still opens: search answers from the keyword leg and says so.
         """
@@ -119,7 +121,7 @@ class Library:
             error = "not loaded for this command"
         elif embedder is None:
             try:
-                embedder = FastEmbedder(model_name, cache_dir)
+                embedder = FastEmbedder(model_name, cache_dir, derived_dir=derived_dir)
             except EmbedderUnavailable as exc:
                 # INFO: commands say so in their own words (import, search notes, doctor)
                 log.info("%s; search will be keyword-only", exc)

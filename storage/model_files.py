@@ -29,6 +29,7 @@ __all__ = [
     "download",
     "install_from",
     "installed_path",
+    "prepare_documents_model",
     "verify",
 ]
 
@@ -122,6 +123,15 @@ def verify(name: str, cache_dir: Path) -> int:
     if vectors.shape[0] != 1 or not vectors.any():
         raise ModelError(f"model {name} loaded but produced no embedding")
     return embedder.dim
+
+
+def prepare_documents_model(name: str, cache_dir: Path, derived_dir: Path) -> Path | None:
+    """Derive (if not yet there) and check the int8 copy of the model that embeds documents
+    (`storage.int8_model`); its file, or None where the model has none or it could not be made."""
+    try:
+        return FastEmbedder(name, cache_dir, derived_dir=derived_dir).prepare_documents_model()
+    except EmbedderUnavailable:
+        return None
 
 
 def download(info: ModelInfo, cache_dir: Path) -> Path:

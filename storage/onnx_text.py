@@ -37,11 +37,36 @@ from storage.defaults import DEFAULT_MODEL
 class Direct:
     repo: str  # the Hugging Face repository fastembed installs it from (the cache folder's name)
     model_file: str
+    # The matrix products an int8 copy for documents keeps in float32 (`storage.int8_model`): those
+    # whose quantisation alone moves the vectors most, measured node by node on realistic passages.
+    # None: the model has no int8 copy.
+    int8_keep_float: tuple[str, ...] | None = None
 
 
 # Models whose fastembed pipeline is tokenize, run, mean-pool over the attention mask, normalise
 # (fastembed's `PooledNormalizedEmbedding`), in one ONNX file without external data.
-DIRECT = {DEFAULT_MODEL.lower(): Direct("Qdrant/all-MiniLM-L6-v2-onnx", "model.onnx")}
+DIRECT = {
+    DEFAULT_MODEL.lower(): Direct(
+        "Qdrant/all-MiniLM-L6-v2-onnx",
+        "model.onnx",
+        int8_keep_float=(
+            # the feed-forward output of the first three layers, then the next two by sensitivity
+            "/m/encoder/layer.0/output/dense/MatMul",
+            "/m/encoder/layer.1/output/dense/MatMul",
+            "/m/encoder/layer.2/output/dense/MatMul",
+            "/m/encoder/layer.4/attention/self/value/MatMul",
+            "/m/encoder/layer.1/intermediate/dense/MatMul",
+        ),
+    )
+}
+# A document model whose vectors of these texts are further than this from the float32 model's
+# (cosine) is not used: a quantisation gone wrong, or a file that is not what it claims.
+INT8_MIN_COSINE = 0.98
+INT8_PROBES = (
+    "User: how do I make the nginx reverse proxy keep the Host header when it forwards to the app?",
+    "def parse(path):\n    with open(path) as f:\n        return json.load(f)",
+    "We agreed to meet on 14 March 2023 to review the migration plan and the budget.",
+)
 
 
 def snapshot_folder(cache_dir: Path, repo: str, files: Sequence[str]) -> Path | None:
@@ -73,11 +98,15 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 class DirectModel:
-    """One model's tokenizer and ONNX session; `embed` and `query_embed` as fastembed's text models."""
+    """One model's tokenizer and ONNX session; `embed` and `query_embed` as fastembed's text models.
+
+    `use_for_documents` adds a second session (an int8 copy of the model) that `embed_documents` runs
+    instead; `embed` and `query_embed` always run the model itself."""
 
     def __init__(self, folder: Path, model_file: str, *, memory_arena: bool = True):
-        import onnxruntime as ort
         from tokenizers import AddedToken, Tokenizer
+
+        self.folder, self.model_file = folder, model_file
 
         config = _read_json(folder / "config.json")
         tokenizer_config = _read_json(folder / "tokenizer_config.json")
@@ -113,27 +142,59 @@ class DirectModel:
         # The same tokenizer without padding: each text's own length in word pieces, to batch by it.
         self._lengths = Tokenizer.from_str(tokenizer.to_str())
         self._lengths.no_padding()
+        self._memory_arena = memory_arena
+        self._session = self._open(folder / model_file)
+        self._documents: Any = None
+        self._documents_path: Path | None = None
+        self._inputs = {node.name for node in self._session.get_inputs()}
+        self._run_options = None
+        if memory_arena:
+            import onnxruntime as ort
+
+            # Regions the run no longer uses go back at its end (the arena otherwise keeps its
+            # high-water mark, doubling as it grows: 1.06 GB after 568 passages at batch 32).
+            self._run_options = ort.RunOptions()
+            self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+
+    def _open(self, path: Path) -> Any:
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.enable_cpu_mem_arena = memory_arena
+        options.enable_cpu_mem_arena = self._memory_arena
         # Initializers from the device allocator, not planned into the session's buffers: -12 MB resident
         # at load (docs/BENCHMARKS.md "Memory"), and the same vectors.
         options.add_session_config_entry("session.use_device_allocator_for_initializers", "1")
         # onnxruntime's pool threads spin after each run by default, holding a core the search's keyword
         # leg needs; blocked instead, a search took ~0.85x the time (docs/BENCHMARKS.md, round five).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
-            str(folder / model_file), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        self._inputs = {node.name for node in self._session.get_inputs()}
-        self._run_options = None
-        if memory_arena:
-            # Regions the run no longer uses go back at its end (the arena otherwise keeps its
-            # high-water mark, doubling as it grows: 1.06 GB after 568 passages at batch 32).
-            self._run_options = ort.RunOptions()
-            self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
-    def _batch(self, texts: list[str]) -> npt.NDArray[np.float32]:
+    def use_for_documents(self, path: Path) -> bool:
+        """Embed documents with the model in `path` (the int8 copy) from now on, if it loads, takes the
+        same inputs and embeds the probe texts within `INT8_MIN_COSINE` of this model; False if not."""
+        try:
+            session = self._open(path)
+            if {node.name for node in session.get_inputs()} != self._inputs:
+                raise ValueError("its inputs differ from the model's")
+            probes = list(INT8_PROBES)
+            cosine = np.sum(self._batch(probes, session) * self._batch(probes), axis=1)
+            if not np.all(cosine >= INT8_MIN_COSINE):
+                raise ValueError(f"its vectors are too far from the model's (cosine {cosine.min():.3f})")
+        except Exception as exc:  # onnxruntime raises its own kinds on a damaged file
+            import logging
+
+            logging.getLogger(__name__).warning("not using %s for documents: %s", path, exc)
+            return False
+        self._documents, self._documents_path = session, path
+        return True
+
+    @property
+    def documents_model(self) -> Path | None:
+        """The file of the int8 copy `embed_documents` runs, or None (the model itself)."""
+        return self._documents_path
+
+    def _batch(self, texts: list[str], session: Any = None) -> npt.NDArray[np.float32]:
         encoded = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
@@ -142,7 +203,7 @@ class DirectModel:
             feed["attention_mask"] = mask
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
-        tokens = self._session.run(None, feed, self._run_options)[0]
+        tokens = (session or self._session).run(None, feed, self._run_options)[0]
         # Mean over the real tokens, summed in float64, then normalised, then cast back (fastembed's order).
         summed = np.sum(tokens, axis=1, where=mask[:, :, None].astype(bool), dtype=np.float64)
         pooled = summed / np.maximum(np.sum(mask, axis=1, keepdims=True), 1e-9)
@@ -157,9 +218,15 @@ class DirectModel:
     def embed_documents(self, texts: Sequence[str], batch_size: int) -> npt.NDArray[np.float32]:
         """One row per text, in the order given; batched by length in word pieces, so that a batch,
         padded to its longest text, carries little padding (a row does not depend on its batch: the
-        same bits as `embed`, as fastembed's)."""
+        same bits as `embed`, as fastembed's). With an int8 copy (`use_for_documents`): one text a run."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        if self._documents is not None:
+            # One text a run: int8 activations are quantised with one scale per run, so a text's vector
+            # would depend on the texts (and padding) batched with it; alone it does not, its scale fits
+            # it alone (closer to float32), and no padding is computed. Cheaper too: ~0.7x the CPU time
+            # of length-sorted batches of 16 (no large per-batch buffers to map and give back).
+            return np.concatenate([self._batch([text], self._documents) for text in texts])
         lengths = [len(encoding.ids) for encoding in self._lengths.encode_batch(list(texts))]
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         rows = np.concatenate(

@@ -33,6 +33,24 @@ def model_cache_dir() -> Path:
     pytest.skip("the embedding model is not cached; set FASTEMBED_CACHE_PATH to a fastembed cache")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def derived_models_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Files pastchats derives from the model (the int8 copy for documents) go to a cache folder of
+    this test session, not this machine's user cache: made once per session, by the first import."""
+    before = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "UV_CACHE_DIR")}
+    # uv finds its own cache by the same variable: tests that install offline keep the machine's.
+    os.environ["UV_CACHE_DIR"] = before["UV_CACHE_DIR"] or str(
+        Path(before["XDG_CACHE_HOME"] or Path.home() / ".cache") / "uv"
+    )
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
 @pytest.fixture(autouse=True)
 def no_background_sync_of_the_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
     """Servers built in tests never sync this machine's own agent logs; tests that sync opt in."""

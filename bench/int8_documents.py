@@ -1,0 +1,131 @@
+"""int8 copies of the model for documents: how close to float32, how cheap, which nodes to keep float.
+
+    FASTEMBED_CACHE_PATH=/work/shared/fastembed_cache uv run python -m bench.int8_documents \\
+        [--texts 300] [--variants shipped,all,none-kept] [--batches 1,16] [--repeats 1] [--sensitivity 80]
+
+The texts are the passages and windows `storage.chunking` makes of `bench.perf_corpus` chats (what an
+import embeds). Each variant is quantised from the installed float32 model into a temporary folder with
+`storage.int8_model.quantize` (per-channel int8 weights, dynamic uint8 activations): `shipped` keeps
+`storage.onnx_text.DIRECT`'s nodes in float32, `all` quantises every MatMul with a constant weight,
+`ffn-out-3` keeps only the first three layers' feed-forward outputs. Every configuration embeds the
+same texts through `DirectModel`, interleaved repeat by repeat; it prints CPU seconds (this shared
+machine's wall time swings with its load) and each row's cosine to the float32 model's row at batch 16
+(the product's float32 path). `--sensitivity N` instead quantises one node at a time and prints, for
+each, the mean cosine loss on N texts: the measurement behind `DIRECT`'s list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.embed_speed import corpus_texts
+from storage import int8_model, onnx_text
+from storage.defaults import DEFAULT_MODEL
+
+
+def source_folder() -> Path:
+    cache = os.environ.get("FASTEMBED_CACHE_PATH")
+    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
+    folder = onnx_text.snapshot_folder(Path(cache), direct.repo, [direct.model_file]) if cache else None
+    if folder is None:
+        raise SystemExit("set FASTEMBED_CACHE_PATH to a fastembed cache holding the default model")
+    return folder
+
+
+def weighted_matmuls(path: Path) -> list[str]:
+    import onnx
+
+    model = onnx.load(str(path))
+    weights = {init.name for init in model.graph.initializer}
+    return [n.name for n in model.graph.node if n.op_type == "MatMul" and any(i in weights for i in n.input)]
+
+
+def int8_copy(folder: Path, work: Path, name: str, keep_float: list[str]) -> onnx_text.DirectModel:
+    """A `DirectModel` of the float32 model with `name.onnx`, its int8 copy, used for documents."""
+    target = work / f"{name}.onnx"
+    int8_model.quantize(folder / "model.onnx", target, keep_float)
+    model = onnx_text.DirectModel(folder, "model.onnx")
+    if not model.use_for_documents(target):
+        raise SystemExit(f"{name}: the int8 copy was refused")
+    return model
+
+
+def sensitivity(folder: Path, work: Path, count: int) -> None:
+    texts = corpus_texts(300)[::4][:count]
+    reference = onnx_text.DirectModel(folder, "model.onnx").embed_documents(texts, 16)
+    nodes = weighted_matmuls(folder / "model.onnx")
+    losses = []
+    for node in nodes:
+        model = int8_copy(folder, work, "one", [n for n in nodes if n != node])
+        loss = float(1 - np.mean(np.sum(reference * model.embed_documents(texts, 16), axis=1)))
+        losses.append((loss, node))
+        print(f"{loss:.5f} {node}", flush=True)
+    print("most sensitive first:")
+    for loss, node in sorted(losses, reverse=True):
+        print(f"{loss:.5f} {node}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--texts", type=int, default=300)
+    parser.add_argument("--variants", default="shipped,ffn-out-3,all")
+    parser.add_argument("--batches", default="1,16")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--sensitivity", type=int, help="quantise one node at a time on this many texts")
+    args = parser.parse_args()
+    folder = source_folder()
+    with tempfile.TemporaryDirectory(prefix="pastchats-int8-") as tmp:
+        work = Path(tmp)
+        if args.sensitivity:
+            sensitivity(folder, work, args.sensitivity)
+            return
+        keep = {
+            "shipped": list(onnx_text.DIRECT[DEFAULT_MODEL.lower()].int8_keep_float or ()),
+            "all": [],
+            "ffn-out-3": [f"/m/encoder/layer.{i}/output/dense/MatMul" for i in range(3)],
+        }
+        texts = corpus_texts(400)[: args.texts]
+        print(f"{len(texts)} texts; load {os.getloadavg()[0]:.1f}")
+        models = {"float32": onnx_text.DirectModel(folder, "model.onnx")}
+        for name in args.variants.split(","):
+            models[name] = int8_copy(folder, work, name, keep[name])
+        batches = [int(b) for b in args.batches.split(",")]
+        cpu: dict[tuple[str, int], list[float]] = {}
+        rows: dict[tuple[str, int], np.ndarray] = {}
+        for _ in range(args.repeats):
+            for name, model in models.items():
+                for batch in [16] if name == "float32" else batches:  # an int8 copy runs one text a run
+                    started = time.process_time()
+                    if name == "float32" or batch == 1:
+                        rows[name, batch] = model.embed_documents(texts, batch)
+                    else:  # the copy in batches: what one text a run is measured against
+                        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+                        got = np.concatenate(
+                            [
+                                model._batch([texts[i] for i in order[s : s + batch]], model._documents)
+                                for s in range(0, len(order), batch)
+                            ]
+                        )
+                        rows[name, batch] = np.empty_like(got)
+                        rows[name, batch][np.asarray(order)] = got
+                    cpu.setdefault((name, batch), []).append(time.process_time() - started)
+        base = statistics.median(cpu["float32", 16])
+        for (name, batch), seconds in cpu.items():
+            cosine = np.sum(rows["float32", 16] * rows[name, batch], axis=1)
+            spent = statistics.median(seconds)
+            print(
+                f"{name:>10} batch {batch:>2}: {spent:6.1f} s CPU ({base / spent:.2f}x"
+                f" float32's); cosine to float32 mean {cosine.mean():.5f}, p5 {np.percentile(cosine, 5):.5f},"
+                f" min {cosine.min():.5f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

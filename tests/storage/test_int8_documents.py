@@ -1,0 +1,89 @@
+"""Documents through an int8 copy of the model derived on this machine; queries through the model itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from storage import int8_model, onnx_text
+from storage.defaults import DEFAULT_MODEL
+from storage.embedder import FastEmbedder
+from tests.storage.test_onnx_text import corpus_texts
+
+
+@pytest.fixture(scope="module")
+def derived(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) -> tuple[FastEmbedder, Path]:
+    """An embedder with an int8 copy for documents, derived from the installed model into a new folder."""
+    root = tmp_path_factory.mktemp("derived")
+    embedder = FastEmbedder(DEFAULT_MODEL, model_cache_dir, derived_dir=root)
+    path = embedder.prepare_documents_model()
+    assert path is not None, "the int8 copy was not derived"
+    return embedder, path
+
+
+def test_the_int8_copy_is_derived_once_into_its_folder_whole(
+    derived: tuple[FastEmbedder, Path], model_cache_dir: Path
+) -> None:
+    embedder, path = derived
+    assert path.is_file()
+    assert path.name.startswith(int8_model.RECIPE)
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left beside it
+    source = onnx_text.snapshot_folder(model_cache_dir, onnx_text.DIRECT[DEFAULT_MODEL.lower()].repo, ["model.onnx"])
+    assert source is not None
+    assert path.stat().st_size < (source / "model.onnx").stat().st_size * 0.8  # int8 weights
+    mtime = path.stat().st_mtime_ns
+    assert embedder.prepare_documents_model() == path
+    assert int8_model.ensure(source / "model.onnx", path, ()) == path  # there already: not made again
+    assert path.stat().st_mtime_ns == mtime
+
+
+def test_documents_are_close_to_float32_and_queries_are_float32_bit_for_bit(
+    derived: tuple[FastEmbedder, Path], model_cache_dir: Path
+) -> None:
+    embedder, _ = derived
+    plain = FastEmbedder(DEFAULT_MODEL, model_cache_dir)
+    texts = corpus_texts()
+    ours, theirs = embedder.embed_documents(texts), plain.embed_documents(texts)
+    assert ours.shape == theirs.shape
+    assert ours.dtype == np.float32
+    assert not np.array_equal(ours, theirs)  # the int8 copy really ran
+    cosine = np.sum(ours * theirs, axis=1)
+    assert float(np.median(cosine)) > 0.995
+    assert float(cosine.min()) > 0.98
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, rtol=1e-5)
+    # A row does not depend on the texts embedded with it.
+    assert np.array_equal(embedder.embed_documents(texts[5:9]), ours[5:9])
+    for query in ["nginx reverse proxy", texts[3], ""]:
+        assert np.array_equal(embedder.embed_query(query), plain.embed_query(query))
+
+
+def test_a_damaged_copy_falls_back_to_float32_and_is_removed(
+    derived: tuple[FastEmbedder, Path], model_cache_dir: Path, tmp_path: Path
+) -> None:
+    _, good = derived
+    cache = model_cache_dir
+    damaged = tmp_path / good.relative_to(good.parents[3])
+    damaged.parent.mkdir(parents=True)
+    damaged.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    fallback = FastEmbedder(DEFAULT_MODEL, cache, derived_dir=tmp_path)
+    texts = corpus_texts()[:6]
+    assert np.array_equal(fallback.embed_documents(texts), FastEmbedder(DEFAULT_MODEL, cache).embed_documents(texts))
+    assert fallback.prepare_documents_model() is None
+    assert not damaged.exists()  # the next process derives it again
+    again = FastEmbedder(DEFAULT_MODEL, cache, derived_dir=tmp_path)
+    assert again.prepare_documents_model() == damaged
+    assert damaged.stat().st_size == good.stat().st_size
+
+
+def test_where_the_copy_cannot_be_made_documents_use_float32(model_cache_dir: Path, tmp_path: Path) -> None:
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("x", encoding="utf-8")
+    embedder = FastEmbedder(DEFAULT_MODEL, model_cache_dir, derived_dir=blocked)
+    texts = corpus_texts()[:6]
+    assert np.array_equal(
+        embedder.embed_documents(texts), FastEmbedder(DEFAULT_MODEL, model_cache_dir).embed_documents(texts)
+    )
+    assert embedder.prepare_documents_model() is None
+    assert blocked.read_text(encoding="utf-8") == "x"

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.perf_corpus import CorpusWriter
+from bench.wrapped import WrappedEmbedder
 from server.settings_quick import derived_models_dir
 from storage import ingest
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
@@ -75,28 +76,17 @@ class ClaimingHashEmbedder:
         return vector
 
 
-class CountingEmbedder:
+class CountingEmbedder(WrappedEmbedder):
     """An embedder that counts the texts its model is asked to embed (vectors derived from others, such
     as exchange windows', are not: `embed_pending` counts every passage that got a vector)."""
 
     def __init__(self, inner: Embedder):
-        self.inner = inner
+        super().__init__(inner)
         self.texts = 0
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         self.texts += len(texts)
         return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> Vectors:
-        return self.inner.embed_query(text)
 
 
 def make_embedder(vectors: str, model: str) -> Embedder:

@@ -28,29 +28,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.perf_corpus import queries
 from bench.variants import fusion_variants
+from bench.wrapped import WrappedEmbedder
 from storage.chunking import ChunkOptions
 from storage.embedder import Embedder, FastEmbedder, Vectors
 from storage.library import Library
 from storage.search import SHIPPED
 
 
-class RememberedQueries:
+class RememberedQueries(WrappedEmbedder):
     """The real model, with each query embedded once (both stores ask the same questions)."""
 
     def __init__(self, inner: Embedder):
-        self.inner = inner
+        super().__init__(inner)
         self.memo: dict[str, Vectors] = {}
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed_documents(self, texts: list[str]) -> Vectors:
-        return self.inner.embed_documents(texts)
 
     def embed_query(self, text: str) -> Vectors:
         if text not in self.memo:

@@ -21,6 +21,7 @@ is one batch's working set, not a high-water mark that grows. docs/BENCHMARKS.md
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ import numpy as np
 import numpy.typing as npt
 
 from storage.defaults import DEFAULT_MODEL
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -182,9 +185,7 @@ class DirectModel:
             if not np.all(cosine >= INT8_MIN_COSINE):
                 raise ValueError(f"its vectors are too far from the model's (cosine {cosine.min():.3f})")
         except Exception as exc:  # onnxruntime raises its own kinds on a damaged file
-            import logging
-
-            logging.getLogger(__name__).warning("not using %s for documents: %s", path, exc)
+            log.warning("not using %s for documents: %s", path, exc)
             return False
         self._documents, self._documents_path = session, path
         return True

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +75,25 @@ INT8_PROBES = (
 )
 
 
+# At most this many sessions of the int8 copy embed documents at once, one text each, one thread each.
+MAX_DOCUMENT_SESSIONS = 4
+
+
+def document_sessions() -> int:
+    """How many single-threaded sessions of the int8 copy embed documents side by side: one per CPU
+    this process may run on, up to `MAX_DOCUMENT_SESSIONS`.
+
+    One text is a small run: onnxruntime splitting it over two threads finished it only ~1.1x sooner
+    than one thread, for ~1.3x the CPU time (operator by operator, each thread waits for the other).
+    Two single-threaded sessions, each on its own text, embed ~1.75x as many texts a second as one
+    session with two threads, with the same bits (docs/BENCHMARKS.md "Round nine")."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_DOCUMENT_SESSIONS))
+
+
 def snapshot_folder(cache_dir: Path, repo: str, files: Sequence[str]) -> Path | None:
     """The hub-layout snapshot (`models--org--repo/snapshots/<refs/main>`) holding `files`, or None."""
     folder = cache_dir / ("models--" + repo.replace("/", "--"))
@@ -103,8 +125,9 @@ def _read_json(path: Path) -> dict[str, Any]:
 class DirectModel:
     """One model's tokenizer and ONNX session; `embed` and `query_embed` as fastembed's text models.
 
-    `use_for_documents` adds a second session (an int8 copy of the model) that `embed_documents` runs
-    instead; `embed` and `query_embed` always run the model itself."""
+    `use_for_documents` adds sessions of an int8 copy of the model that `embed_documents` runs instead
+    (`document_sessions()` of them, one thread each, side by side); `embed` and `query_embed` always
+    run the model itself."""
 
     def __init__(self, folder: Path, model_file: str, *, memory_arena: bool = True):
         from tokenizers import AddedToken, Tokenizer
@@ -147,8 +170,10 @@ class DirectModel:
         self._lengths.no_padding()
         self._memory_arena = memory_arena
         self._session = self._open(folder / model_file)
-        self._documents: Any = None
+        self._documents: list[Any] = []
         self._documents_path: Path | None = None
+        self._tokenizers: list[Any] = []
+        self._workers: ThreadPoolExecutor | None = None
         self._inputs = {node.name for node in self._session.get_inputs()}
         self._run_options = None
         if memory_arena:
@@ -159,11 +184,14 @@ class DirectModel:
             self._run_options = ort.RunOptions()
             self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
-    def _open(self, path: Path) -> Any:
+    def _open(self, path: Path, threads: int = 0) -> Any:
+        """A session of the model in `path`; `threads`: its pool's size (0: onnxruntime's choice, a
+        thread per physical core)."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = threads
         options.enable_cpu_mem_arena = self._memory_arena
         # Initializers from the device allocator, not planned into the session's buffers: -12 MB resident
         # at load (docs/BENCHMARKS.md "Memory"), and the same vectors.
@@ -173,21 +201,32 @@ class DirectModel:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
-    def use_for_documents(self, path: Path) -> bool:
+    def use_for_documents(self, path: Path, sessions: int | None = None) -> bool:
         """Embed documents with the model in `path` (the int8 copy) from now on, if it loads, takes the
-        same inputs and embeds the probe texts within `INT8_MIN_COSINE` of this model; False if not."""
+        same inputs and embeds the probe texts within `INT8_MIN_COSINE` of this model; False if not.
+        `sessions`: how many single-threaded sessions run side by side (default `document_sessions()`;
+        a single one keeps onnxruntime's own thread count)."""
+        from tokenizers import Tokenizer
+
+        count = document_sessions() if sessions is None else max(1, sessions)
         try:
-            session = self._open(path)
-            if {node.name for node in session.get_inputs()} != self._inputs:
+            opened = [self._open(path, 1 if count > 1 else 0) for _ in range(count)]
+            if {node.name for node in opened[0].get_inputs()} != self._inputs:
                 raise ValueError("its inputs differ from the model's")
             probes = list(INT8_PROBES)
-            cosine = np.sum(self._batch(probes, session) * self._batch(probes), axis=1)
+            cosine = np.sum(self._batch(probes, opened[0]) * self._batch(probes), axis=1)
             if not np.all(cosine >= INT8_MIN_COSINE):
                 raise ValueError(f"its vectors are too far from the model's (cosine {cosine.min():.3f})")
         except Exception as exc:  # onnxruntime raises its own kinds on a damaged file
             log.warning("not using %s for documents: %s", path, exc)
             return False
-        self._documents, self._documents_path = session, path
+        self._documents, self._documents_path = opened, path
+        # A tokenizer of its own for each session's thread: the bindings check borrows at run time.
+        self._tokenizers = [self._tokenizer] + [
+            Tokenizer.from_str(self._tokenizer.to_str()) for _ in opened[1:]
+        ]
+        if count > 1 and self._workers is None:
+            self._workers = ThreadPoolExecutor(max_workers=count, thread_name_prefix="pastchats-embed")
         return True
 
     @property
@@ -195,8 +234,8 @@ class DirectModel:
         """The file of the int8 copy `embed_documents` runs, or None (the model itself)."""
         return self._documents_path
 
-    def _batch(self, texts: list[str], session: Any = None) -> npt.NDArray[np.float32]:
-        encoded = self._tokenizer.encode_batch(texts)
+    def _batch(self, texts: list[str], session: Any = None, tokenizer: Any = None) -> npt.NDArray[np.float32]:
+        encoded = (tokenizer or self._tokenizer).encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feed = {"input_ids": ids}
@@ -222,12 +261,12 @@ class DirectModel:
         same bits as `embed`, as fastembed's). With an int8 copy (`use_for_documents`): one text a run."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        if self._documents is not None:
+        if self._documents:
             # One text a run: int8 activations are quantised with one scale per run, so a text's vector
             # would depend on the texts (and padding) batched with it; alone it does not, its scale fits
             # it alone (closer to float32), and no padding is computed. Cheaper too: ~0.7x the CPU time
             # of length-sorted batches of 16 (no large per-batch buffers to map and give back).
-            return np.concatenate([self._batch([text], self._documents) for text in texts])
+            return self._each_alone(texts)
         lengths = [len(encoding.ids) for encoding in self._lengths.encode_batch(list(texts))]
         order = sorted(range(len(texts)), key=lengths.__getitem__)
         rows = np.concatenate(
@@ -239,6 +278,35 @@ class DirectModel:
         out = np.empty_like(rows)
         out[np.asarray(order, dtype=np.intp)] = rows
         return out
+
+    def _each_alone(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Every text through the int8 copy on its own; with several sessions, each session's thread
+        takes the next text not yet taken (texts differ in length, so no fixed share), and writes its
+        row in place. A row is the same bits whichever session runs it."""
+        if len(self._documents) == 1 or len(texts) == 1 or self._workers is None:
+            return np.concatenate([self._batch([text], self._documents[0]) for text in texts])
+        rows: list[npt.NDArray[np.float32] | None] = [None] * len(texts)
+        taken = iter(range(len(texts)))
+        lock = threading.Lock()
+        failed = threading.Event()  # one session's error stops the others taking more texts
+
+        def work(session: Any, tokenizer: Any) -> None:
+            while not failed.is_set():
+                with lock:
+                    index = next(taken, None)
+                if index is None:
+                    return
+                try:
+                    rows[index] = self._batch([texts[index]], session, tokenizer)
+                except BaseException:
+                    failed.set()
+                    raise
+
+        pairs = list(zip(self._documents, self._tokenizers, strict=True))[: len(texts)]
+        runs = [self._workers.submit(work, session, tokenizer) for session, tokenizer in pairs]
+        for run in runs:
+            run.result()  # re-raises a session's error here
+        return np.concatenate(rows)  # type: ignore[arg-type]
 
     def query_embed(self, text: str) -> Iterator[npt.NDArray[np.float32]]:
         yield from self._batch([text])

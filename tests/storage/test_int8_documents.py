@@ -87,3 +87,60 @@ def test_where_the_copy_cannot_be_made_documents_use_float32(model_cache_dir: Pa
     )
     assert embedder.prepare_documents_model() is None
     assert blocked.read_text(encoding="utf-8") == "x"
+
+
+def test_sessions_side_by_side_give_each_text_the_bits_one_session_gives(
+    derived: tuple[FastEmbedder, Path], model_cache_dir: Path
+) -> None:
+    _, path = derived
+    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
+    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
+    assert folder is not None
+    alone, together = onnx_text.DirectModel(folder, direct.model_file), onnx_text.DirectModel(folder, direct.model_file)
+    assert alone.use_for_documents(path, sessions=1) and together.use_for_documents(path, sessions=3)
+    texts = corpus_texts() * 3  # more texts than sessions, of every length, in no order
+    one = alone.embed_documents(texts, 16)
+    three = together.embed_documents(texts, 16)
+    assert three.shape == (len(texts), 384)
+    assert np.array_equal(one, three)
+    assert np.array_equal(together.embed_documents(texts[:2], 16), one[:2])  # fewer texts than sessions
+    assert np.array_equal(together.embed_documents(texts[7:8], 16), one[7:8])
+
+
+def test_a_session_that_fails_mid_batch_raises_and_the_next_batch_embeds(
+    derived: tuple[FastEmbedder, Path], model_cache_dir: Path
+) -> None:
+    _, path = derived
+    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
+    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
+    assert folder is not None
+    model = onnx_text.DirectModel(folder, direct.model_file)
+    assert model.use_for_documents(path, sessions=2)
+    texts = corpus_texts()
+    expected = model.embed_documents(texts, 16)
+
+    class Failing:  # a session onnxruntime would fail in (out of memory, a damaged file read late)
+        def __init__(self, real: object) -> None:
+            self.real, self.runs = real, 0
+
+        def run(self, *args: object) -> object:
+            self.runs += 1
+            if self.runs == 3:
+                raise RuntimeError("onnxruntime: allocation failed")
+            return self.real.run(*args)  # type: ignore[attr-defined]
+
+    real = model._documents[1]
+    model._documents[1] = Failing(real)
+    with pytest.raises(RuntimeError, match="allocation failed"):
+        model.embed_documents(texts, 16)
+    model._documents[1] = real
+    assert np.array_equal(model.embed_documents(texts, 16), expected)
+
+
+def test_document_sessions_follow_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(onnx_text.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    assert onnx_text.document_sessions() == 2
+    monkeypatch.setattr(onnx_text.os, "sched_getaffinity", lambda _pid: set(range(64)), raising=False)
+    assert onnx_text.document_sessions() == onnx_text.MAX_DOCUMENT_SESSIONS
+    monkeypatch.setattr(onnx_text.os, "sched_getaffinity", lambda _pid: {3}, raising=False)
+    assert onnx_text.document_sessions() == 1

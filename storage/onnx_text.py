@@ -222,9 +222,7 @@ class DirectModel:
             return False
         self._documents, self._documents_path = opened, path
         # A tokenizer of its own for each session's thread: the bindings check borrows at run time.
-        self._tokenizers = [self._tokenizer] + [
-            Tokenizer.from_str(self._tokenizer.to_str()) for _ in opened[1:]
-        ]
+        self._tokenizers = [self._tokenizer] + [Tokenizer.from_str(self._tokenizer.to_str()) for _ in opened[1:]]
         if count > 1 and self._workers is None:
             self._workers = ThreadPoolExecutor(max_workers=count, thread_name_prefix="pastchats-embed")
         return True

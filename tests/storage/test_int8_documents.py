@@ -97,7 +97,8 @@ def test_sessions_side_by_side_give_each_text_the_bits_one_session_gives(
     folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
     assert folder is not None
     alone, together = onnx_text.DirectModel(folder, direct.model_file), onnx_text.DirectModel(folder, direct.model_file)
-    assert alone.use_for_documents(path, sessions=1) and together.use_for_documents(path, sessions=3)
+    assert alone.use_for_documents(path, sessions=1)
+    assert together.use_for_documents(path, sessions=3)
     texts = corpus_texts() * 3  # more texts than sessions, of every length, in no order
     one = alone.embed_documents(texts, 16)
     three = together.embed_documents(texts, 16)

@@ -2,6 +2,7 @@
 
     FASTEMBED_CACHE_PATH=/work/shared/fastembed_cache uv run python -m bench.int8_documents \\
         [--texts 300] [--variants shipped,all,none-kept] [--batches 1,16] [--repeats 1] [--sensitivity 80]
+        [--sessions 1,2]
 
 The texts are the passages and windows `storage.chunking` makes of `bench.perf_corpus` chats (what an
 import embeds). Each variant is quantised from the installed float32 model into a temporary folder with
@@ -11,7 +12,9 @@ import embeds). Each variant is quantised from the installed float32 model into 
 same texts through `DirectModel`, interleaved repeat by repeat; it prints CPU seconds (this shared
 machine's wall time swings with its load) and each row's cosine to the float32 model's row at batch 16
 (the product's float32 path). `--sensitivity N` instead quantises one node at a time and prints, for
-each, the mean cosine loss on N texts: the measurement behind `DIRECT`'s list.
+each, the mean cosine loss on N texts: the measurement behind `DIRECT`'s list. `--sessions 1,2` instead
+times the shipped copy run by one session with onnxruntime's threads against two single-threaded
+sessions side by side (`onnx_text.document_sessions`), wall and CPU, and checks the rows' bits.
 """
 
 from __future__ import annotations
@@ -47,12 +50,14 @@ def weighted_matmuls(path: Path) -> list[str]:
     return [n.name for n in model.graph.node if n.op_type == "MatMul" and any(i in weights for i in n.input)]
 
 
-def int8_copy(folder: Path, work: Path, name: str, keep_float: list[str]) -> onnx_text.DirectModel:
-    """A `DirectModel` of the float32 model with `name.onnx`, its int8 copy, used for documents."""
+def int8_copy(folder: Path, work: Path, name: str, keep_float: list[str], sessions: int = 1) -> onnx_text.DirectModel:
+    """A `DirectModel` of the float32 model with `name.onnx`, its int8 copy, used for documents by
+    `sessions` sessions side by side (1: one session, onnxruntime's own thread count)."""
     target = work / f"{name}.onnx"
-    int8_model.quantize(folder / "model.onnx", target, keep_float)
+    if not target.is_file():
+        int8_model.quantize(folder / "model.onnx", target, keep_float)
     model = onnx_text.DirectModel(folder, "model.onnx")
-    if not model.use_for_documents(target):
+    if not model.use_for_documents(target, sessions=sessions):
         raise SystemExit(f"{name}: the int8 copy was refused")
     return model
 
@@ -72,6 +77,32 @@ def sensitivity(folder: Path, work: Path, count: int) -> None:
         print(f"{loss:.5f} {node}")
 
 
+def sessions_compare(folder: Path, work: Path, texts: list[str], counts: list[int], repeats: int) -> None:
+    """The shipped copy run by one session (onnxruntime's threads) and by N single-threaded sessions side
+    by side, interleaved repeat by repeat: wall and CPU time a text, and whether the rows are the same bits."""
+    keep = list(onnx_text.DIRECT[DEFAULT_MODEL.lower()].int8_keep_float or ())
+    models = {count: int8_copy(folder, work, "shipped", keep, sessions=count) for count in counts}
+    wall: dict[int, list[float]] = {}
+    cpu: dict[int, list[float]] = {}
+    rows: dict[int, np.ndarray] = {}
+    for _ in range(repeats):
+        for count, model in models.items():
+            started, spent = time.perf_counter(), time.process_time()
+            rows[count] = model.embed_documents(texts, 16)
+            wall.setdefault(count, []).append(time.perf_counter() - started)
+            cpu.setdefault(count, []).append(time.process_time() - spent)
+    first = counts[0]
+    base = statistics.median(wall[first])
+    for count in counts:
+        seconds = statistics.median(wall[count])
+        print(
+            f"sessions {count}: {1000 * seconds / len(texts):6.2f} ms a text"
+            f" (p95 of repeats {1000 * max(wall[count]) / len(texts):.2f}), {base / seconds:.2f}x the texts a"
+            f" second of sessions {first}; CPU {statistics.median(cpu[count]):.1f} s;"
+            f" same bits as sessions {first}: {np.array_equal(rows[count], rows[first])}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--texts", type=int, default=300)
@@ -79,12 +110,18 @@ def main() -> None:
     parser.add_argument("--batches", default="1,16")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--sensitivity", type=int, help="quantise one node at a time on this many texts")
+    parser.add_argument("--sessions", help="compare the shipped copy run by these session counts, e.g. 1,2")
     args = parser.parse_args()
     folder = source_folder()
     with tempfile.TemporaryDirectory(prefix="pastchats-int8-") as tmp:
         work = Path(tmp)
         if args.sensitivity:
             sensitivity(folder, work, args.sensitivity)
+            return
+        if args.sessions:
+            texts = corpus_texts(400)[: args.texts]
+            print(f"{len(texts)} texts; load {os.getloadavg()[0]:.1f}")
+            sessions_compare(folder, work, texts, [int(c) for c in args.sessions.split(",")], args.repeats)
             return
         keep = {
             "shipped": list(onnx_text.DIRECT[DEFAULT_MODEL.lower()].int8_keep_float or ()),
@@ -109,7 +146,7 @@ def main() -> None:
                         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
                         got = np.concatenate(
                             [
-                                model._batch([texts[i] for i in order[s : s + batch]], model._documents)
+                                model._batch([texts[i] for i in order[s : s + batch]], model._documents[0])
                                 for s in range(0, len(order), batch)
                             ]
                         )

@@ -208,8 +208,8 @@ class FastEmbedder:
         if isinstance(self._model, DirectModel):  # batched by length in word pieces
             if not self._documents_ready:
                 self.prepare_documents_model()
-            with self._lock:
-                return _normalise(self._model.embed_documents(cut, self._batch_size))
+            # The model's lock batch by batch: a query embeds between two batches of a long import.
+            return _normalise(self._model.embed_documents(cut, self._batch_size, lock=self._lock))
         # A batch is padded to its longest text: texts of like length batched together waste no model
         # time on padding (realistic chat passages: see docs/BENCHMARKS.md "Import").
         order = sorted(range(len(cut)), key=lambda i: len(cut[i]))

@@ -3,7 +3,9 @@
 Embedding passages is most of an import's time, and the float32 model already runs near this kind of
 CPU's float32 peak. onnxruntime's dynamic quantisation (int8 weights per output channel, activations
 quantised per run) runs the model's matrix products in int8; with one text a run
-(`DirectModel.embed_documents`) an import takes ~0.56x the CPU time. Only documents go through it;
+(`DirectModel.embed_documents`) an import takes ~0.56x the CPU time, and with one single-threaded
+session of the copy per CPU, each on its own text, ~1.75x as many texts a second on two cores as one
+session with two threads (`onnx_text.document_sessions`). Only documents go through it;
 queries keep the float32 model, so only one side of a similarity carries quantisation noise, and a
 search's latency is unchanged. The products `storage.onnx_text.DIRECT` names (those whose
 quantisation moves the vectors most, measured node by node by cosine to float32 on realistic

@@ -27,6 +27,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,7 @@ class DirectModel:
         self._documents_path: Path | None = None
         self._tokenizers: list[Any] = []
         self._workers: ThreadPoolExecutor | None = None
+        self._documents_busy = threading.Lock()
         self._inputs = {node.name for node in self._session.get_inputs()}
         self._run_options = None
         if memory_arena:
@@ -221,8 +223,9 @@ class DirectModel:
             log.warning("not using %s for documents: %s", path, exc)
             return False
         self._documents, self._documents_path = opened, path
-        # A tokenizer of its own for each session's thread: the bindings check borrows at run time.
-        self._tokenizers = [self._tokenizer] + [Tokenizer.from_str(self._tokenizer.to_str()) for _ in opened[1:]]
+        # A tokenizer of its own for each session's thread (the bindings check borrows at run time):
+        # documents share nothing with queries, which run meanwhile.
+        self._tokenizers = [Tokenizer.from_str(self._tokenizer.to_str()) for _ in opened]
         if count > 1 and self._workers is None:
             self._workers = ThreadPoolExecutor(max_workers=count, thread_name_prefix="pastchats-embed")
         return True
@@ -253,12 +256,24 @@ class DirectModel:
         for start in range(0, len(texts), batch_size):
             yield from self._batch(list(texts[start : start + batch_size]))
 
-    def embed_documents(self, texts: Sequence[str], batch_size: int) -> npt.NDArray[np.float32]:
+    def embed_documents(
+        self, texts: Sequence[str], batch_size: int, lock: AbstractContextManager[Any] | None = None
+    ) -> npt.NDArray[np.float32]:
         """One row per text, in the order given; batched by length in word pieces, so that a batch,
         padded to its longest text, carries little padding (a row does not depend on its batch: the
-        same bits as `embed`, as fastembed's). With an int8 copy (`use_for_documents`): one text a run."""
+        same bits as `embed`, as fastembed's). With an int8 copy (`use_for_documents`): one text a run.
+
+        `lock` is held for each run of the model itself (the session queries share), not for the whole
+        call: a query waits for one batch, not for hundreds of passages. The int8 copy's sessions are
+        the documents' own and run without it. Calls embedding documents run one at a time."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        with self._documents_busy:
+            return self._embed_documents(texts, batch_size, lock or nullcontext())
+
+    def _embed_documents(
+        self, texts: Sequence[str], batch_size: int, lock: AbstractContextManager[Any]
+    ) -> npt.NDArray[np.float32]:
         if self._documents:
             # One text a run: int8 activations are quantised with one scale per run, so a text's vector
             # would depend on the texts (and padding) batched with it; alone it does not, its scale fits
@@ -267,12 +282,11 @@ class DirectModel:
             return self._each_alone(texts)
         lengths = [len(encoding.ids) for encoding in self._lengths.encode_batch(list(texts))]
         order = sorted(range(len(texts)), key=lengths.__getitem__)
-        rows = np.concatenate(
-            [
-                self._batch([texts[i] for i in order[start : start + batch_size]])
-                for start in range(0, len(order), batch_size)
-            ]
-        )
+        batches = []
+        for start in range(0, len(order), batch_size):
+            with lock:
+                batches.append(self._batch([texts[i] for i in order[start : start + batch_size]]))
+        rows = np.concatenate(batches)
         out = np.empty_like(rows)
         out[np.asarray(order, dtype=np.intp)] = rows
         return out
@@ -282,7 +296,8 @@ class DirectModel:
         takes the next text not yet taken (texts differ in length, so no fixed share), and writes its
         row in place. A row is the same bits whichever session runs it."""
         if len(self._documents) == 1 or len(texts) == 1 or self._workers is None:
-            return np.concatenate([self._batch([text], self._documents[0]) for text in texts])
+            session, tokenizer = self._documents[0], self._tokenizers[0]
+            return np.concatenate([self._batch([text], session, tokenizer) for text in texts])
         rows: list[npt.NDArray[np.float32] | None] = [None] * len(texts)
         taken = iter(range(len(texts)))
         lock = threading.Lock()

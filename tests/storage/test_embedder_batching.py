@@ -3,6 +3,8 @@ the model's working memory goes back after each batch."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,3 +55,45 @@ def test_a_pasted_blob_without_whitespace_is_cut_before_tokenizing(model_cache_d
     blob = "QUFBQUFB" * 2_000_000  # 16 MB of base64 that passage splitting cannot cut
     vector = model.embed_documents([blob])[0]
     assert np.allclose(vector, model.embed_documents([blob[:MAX_EMBED_CHARS]])[0], atol=1e-5)
+
+
+QUERY = "where did we leave the nginx upstream timeouts?"
+
+
+def batches_done_when_a_query_returns(model: FastEmbedder, texts: list[str]) -> tuple[int, int]:
+    """Embed `texts` on a thread and a query once their first model run is under way; how many of the
+    document call's runs had ended when the query's vector came back, and how many it made in all."""
+    direct = model._model
+    assert isinstance(direct, DirectModel)
+    started, ended = threading.Event(), []
+    run = direct._batch
+
+    def counted(batch: list[str], *args: object) -> object:  # the real run, its end noted
+        if batch == [QUERY]:
+            return run(batch, *args)  # type: ignore[arg-type]
+        started.set()
+        out = run(batch, *args)  # type: ignore[arg-type]
+        ended.append(time.perf_counter())
+        return out
+
+    direct._batch = counted  # type: ignore[method-assign]
+    try:
+        worker = threading.Thread(target=model.embed_documents, args=(texts,))
+        worker.start()
+        assert started.wait(30)
+        model.embed_query(QUERY)
+        returned = time.perf_counter()
+        worker.join()
+    finally:
+        direct._batch = run  # type: ignore[method-assign]
+    return sum(1 for at in ended if at <= returned), len(ended)
+
+
+def test_a_query_waits_for_one_batch_of_documents_not_the_whole_call(model_cache_dir: Path) -> None:
+    # The server embeds waiting passages ~500 at a time while it answers searches: a query that
+    # waited for the whole call would wait seconds.
+    model = FastEmbedder(cache_dir=model_cache_dir, batch_size=2)
+    texts = [f"{i}: {TEXTS[0]}" for i in range(16)]  # 8 runs of two long texts
+    done, runs = batches_done_when_a_query_returns(model, texts)
+    assert runs == 8
+    assert done <= 3, f"the query came back after {done} of {runs} document runs"

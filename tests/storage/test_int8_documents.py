@@ -145,3 +145,16 @@ def test_document_sessions_follow_the_cpus_this_process_may_use(monkeypatch: pyt
     assert onnx_text.document_sessions() == onnx_text.MAX_DOCUMENT_SESSIONS
     monkeypatch.setattr(onnx_text.os, "sched_getaffinity", lambda _pid: {3}, raising=False)
     assert onnx_text.document_sessions() == 1
+
+
+def test_queries_do_not_wait_for_documents_on_the_int8_copy(
+    derived: tuple[FastEmbedder, Path], model_cache_dir: Path
+) -> None:
+    from tests.storage.test_embedder_batching import batches_done_when_a_query_returns
+
+    embedder, _ = derived
+    long = "The reverse proxy forwards requests to the media server on port 8096. " * 12
+    texts = [f"{i}: {long}" for i in range(12)]
+    done, runs = batches_done_when_a_query_returns(embedder, texts)
+    assert runs == 12  # one text a run
+    assert done <= 4, f"the query came back after {done} of {runs} document runs"

@@ -251,7 +251,8 @@ class Ingestor:
         Re-derived from the truth (the conversations table), so a conversation changed meanwhile is
         embedded as it is now. Only the chunks table is rewritten: messages and keywords are unchanged.
         """
-        conversations = [c for c in (self.store.conversation(i) for i in conversation_ids) if c is not None]
+        rows = self.store.conversation_rows(conversation_ids)  # one read for the batch, not one a chat
+        conversations = [LanceStore.to_conversation(rows[i]) for i in conversation_ids if i in rows]
         if not conversations or self.embedder is None:
             return 0
         versions = {c.id: c.fingerprint() for c in conversations}

@@ -782,16 +782,22 @@ class LanceStore:
 
     @staticmethod
     def _replace(table: Any, key: str, rows: pa.Table, scope: str) -> None:
+        """Make `scope`'s rows exactly `rows`, in one commit.
+
+        Deleting the rows `rows` no longer has (`when_not_matched_by_source_delete`) makes LanceDB join
+        against every row of the table: at 100k messages ~180 ms and ~350 MB held for a batch of the
+        chunks table, growing with the store. Where `scope` holds no row that `rows` lacks (new
+        conversations, and the passages an embedding pass rewrites), an upsert joins on the key column
+        alone: ~50 ms and ~15 MB (docs/BENCHMARKS.md "Round nine"). The write lock is held, so nothing
+        adds to `scope` between the check and the commit."""
         if rows.num_rows == 0:
             table.delete(scope)
             return
-        (
-            table.merge_insert(key)
-            .when_matched_update_all()
-            .when_not_matched_insert_all()
-            .when_not_matched_by_source_delete(scope)
-            .execute(rows)
-        )
+        stored = table.search().where(scope).select([key]).limit(None).to_arrow().column(key).to_pylist()
+        merge = table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all()
+        if not set(stored) <= set(rows.column(key).to_pylist()):
+            merge = merge.when_not_matched_by_source_delete(scope)
+        merge.execute(rows)
 
     def delete(self, ids: Iterable[str]) -> None:
         id_list = list(ids)

@@ -54,6 +54,43 @@ def test_a_grown_conversation_is_updated_and_only_new_text_is_embedded(library: 
     assert "nginx" in chat_ids(library.search("certbot TLS", max_results=1))
 
 
+def stored_rows(library: Library, cid: str) -> tuple[list[str], list[str]]:
+    """The message keys and passage ids LanceDB holds for one conversation."""
+    where = f"conversation_id = '{cid}'"
+    messages = library.store.messages.search().where(where).select(["key"]).limit(None).to_arrow()
+    chunks = library.store.chunks.search().where(where).select(["id"]).limit(None).to_arrow()
+    return sorted(messages.column("key").to_pylist()), sorted(chunks.column("id").to_pylist())
+
+
+def test_a_shortened_conversation_keeps_no_row_of_what_it_lost(library: Library) -> None:
+    long = ["How do I put nginx in front of Jellyfin?", "Use proxy_pass to port 8096.", "And TLS?", "Use certbot."]
+    library.import_conversations([*CHATS[1:], conversation("nginx", long, project="homelab")])
+    before = stored_rows(library, "nginx")
+    shortened = conversation("nginx", long[:2], project="homelab")
+    assert library.import_conversations([shortened]).updated == 1
+    messages, chunks = stored_rows(library, "nginx")
+    assert len(messages) == 2
+    assert set(messages) < set(before[0])
+    assert len(chunks) == 2 + 1  # two messages, one window
+    assert "certbot" not in " ".join(
+        library.store.chunks.search().select(["text"]).limit(None).to_arrow().column("text").to_pylist()
+    )
+    assert "nginx" not in chat_ids(library.search("certbot", max_results=3, mode="keyword"))
+    assert stored_rows(library, "bread")[1]  # the other chats untouched
+
+
+def test_embedding_waiting_passages_rewrites_them_in_place(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    library.import_conversations(CHATS, embed=False)
+    before = {cid: stored_rows(library, cid) for cid in ("nginx", "bread", "bug")}
+    assert library.pending_embeddings() == 9
+    assert library.embed_pending() == 9
+    assert library.pending_embeddings() == 0
+    assert {cid: stored_rows(library, cid) for cid in ("nginx", "bread", "bug")} == before
+    assert library.stats().chunks == 9
+    assert "nginx" in chat_ids(library.search("jellyfin proxy", max_results=1, mode="vector"))
+
+
 def test_search_finds_by_keyword_and_filters_by_project_and_time(library: Library) -> None:
     library.import_conversations(CHATS)
     assert chat_ids(library.search("TypeError", max_results=1, mode="keyword")) == ["bug"]

@@ -226,6 +226,11 @@ class _Tables:
     chunks: Any
 
 
+# Each of LanceDB's two caches (scalar index pages; table metadata) holds at most this much. The
+# indexes the reads use (conversation ids, embed keys) take a few MB at 100k messages.
+LANCE_CACHE_BYTES = 32 << 20
+
+
 class LanceStore:
     """The LanceDB tables, and the vector matrix derived from `chunks` (`storage.vector_matrix`).
 
@@ -279,7 +284,10 @@ class LanceStore:
     def _connect(self) -> _Tables:
         lancedb = import_lancedb()  # its REST client deferred: half of its import time, unused on disk
         # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
-        db = lancedb.connect(str(self.path), read_consistency_interval=timedelta(0))
+        # LanceDB's caches, bounded: by default they keep every version's metadata an import commits
+        # (41 → 150 MB over a 100k-message import's embedding, most of it versions long superseded).
+        session = lancedb.Session(index_cache_size_bytes=LANCE_CACHE_BYTES, metadata_cache_size_bytes=LANCE_CACHE_BYTES)
+        db = lancedb.connect(str(self.path), read_consistency_interval=timedelta(0), session=session)
         existing = set(db.list_tables().tables)
         tables = _Tables(
             db,

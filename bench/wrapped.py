@@ -26,3 +26,8 @@ class WrappedEmbedder:
 
     def embed_query(self, text: str) -> Vectors:
         return self.inner.embed_query(text)
+
+    def release_documents_model(self) -> None:
+        release = getattr(self.inner, "release_documents_model", None)
+        if release is not None:
+            release()

@@ -201,6 +201,11 @@ class FastEmbedder:
                     path.unlink(missing_ok=True)  # damaged: derived again by the next process
         return model.documents_model
 
+    def release_documents_model(self) -> None:
+        """Free the int8 copy's sessions until the next `embed_documents` (which reopens them)."""
+        if isinstance(self._model, DirectModel):
+            self._model.release_documents()
+
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)

@@ -31,6 +31,13 @@ def _glibc_trim() -> Callable[[], object] | None:
     return lambda: trim(0)
 
 
+def trim_free_memory() -> None:
+    """Hand the C library's free memory back to the system now (no-op where it is not glibc)."""
+    trim = _glibc_trim()
+    if trim is not None:
+        trim()
+
+
 class IdleRelease:
     """Calls `release` once, `delay` seconds after the last of a run of `searched()` calls."""
 

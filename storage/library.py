@@ -383,6 +383,10 @@ class Library:
             with self._writing(timeout=wait):
                 owners = {cid: n for cid, n in self.store.pending_owners().items() if cid not in tried}
                 if not owners:
+                    release = getattr(self.embedder, "release_documents_model", None)
+                    if release is not None:  # the model's document sessions are not needed for what follows
+                        release()
+                    idle_release.trim_free_memory()  # what the pass freed, back before the compaction's peak
                     if done:  # fold the new vectors in: searches then need no LanceDB lookups
                         self.store.optimize()  # one commit per batch: compact, and drop what they replaced
                         self.store.build_matrix()

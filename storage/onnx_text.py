@@ -174,6 +174,7 @@ class DirectModel:
         self._documents: list[Any] = []
         self._documents_path: Path | None = None
         self._tokenizers: list[Any] = []
+        self._document_sessions = 0
         self._workers: ThreadPoolExecutor | None = None
         self._documents_busy = threading.Lock()
         self._inputs = {node.name for node in self._session.get_inputs()}
@@ -222,13 +223,25 @@ class DirectModel:
         except Exception as exc:  # onnxruntime raises its own kinds on a damaged file
             log.warning("not using %s for documents: %s", path, exc)
             return False
-        self._documents, self._documents_path = opened, path
+        self._documents, self._documents_path, self._document_sessions = opened, path, count
         # A tokenizer of its own for each session's thread (the bindings check borrows at run time):
         # documents share nothing with queries, which run meanwhile.
         self._tokenizers = [Tokenizer.from_str(self._tokenizer.to_str()) for _ in opened]
         if count > 1 and self._workers is None:
             self._workers = ThreadPoolExecutor(max_workers=count, thread_name_prefix="pastchats-embed")
         return True
+
+    def release_documents(self) -> None:
+        """Close the int8 copy's sessions (~70 MB each, resident) until documents are embedded again,
+        when they reopen from the same file: an import holds them through its embedding, not through
+        the compaction and rebuilds after it, where its memory peaks."""
+        with self._documents_busy:
+            self._documents, self._tokenizers = [], []
+
+    def _reopen_documents(self) -> None:
+        path = self._documents_path
+        if path is not None and not self._documents and not self.use_for_documents(path, self._document_sessions):
+            self._documents_path = None  # gone or damaged since: documents go through the model itself
 
     @property
     def documents_model(self) -> Path | None:
@@ -274,6 +287,7 @@ class DirectModel:
     def _embed_documents(
         self, texts: Sequence[str], batch_size: int, lock: AbstractContextManager[Any]
     ) -> npt.NDArray[np.float32]:
+        self._reopen_documents()
         if self._documents:
             # One text a run: int8 activations are quantised with one scale per run, so a text's vector
             # would depend on the texts (and padding) batched with it; alone it does not, its scale fits

@@ -158,3 +158,46 @@ def test_queries_do_not_wait_for_documents_on_the_int8_copy(
     done, runs = batches_done_when_a_query_returns(embedder, texts)
     assert runs == 12  # one text a run
     assert done <= 4, f"the query came back after {done} of {runs} document runs"
+
+
+def test_released_sessions_reopen_on_the_next_documents_with_the_same_bits(
+    derived: tuple[FastEmbedder, Path], model_cache_dir: Path, tmp_path: Path
+) -> None:
+    _, path = derived
+    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
+    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
+    assert folder is not None
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    model = onnx_text.DirectModel(folder, direct.model_file)
+    assert model.use_for_documents(copy, sessions=2)
+    texts = corpus_texts()
+    first = model.embed_documents(texts, 16)
+    model.release_documents()
+    assert model._documents == []
+    assert model.documents_model == copy  # still the copy's vectors, from the next call
+    assert np.array_equal(model.embed_documents(texts, 16), first)
+    assert len(model._documents) == 2
+    model.release_documents()
+    copy.unlink()  # gone meanwhile: the next documents go through the model itself
+    plain = onnx_text.DirectModel(folder, direct.model_file)
+    assert np.array_equal(model.embed_documents(texts, 16), plain.embed_documents(texts, 16))
+    assert model.documents_model is None
+
+
+def test_an_embedding_pass_releases_the_document_sessions_when_it_ends(model_cache_dir: Path, tmp_path: Path) -> None:
+    from storage.library import Library
+    from tests.storage.helpers import conversation
+
+    embedder = FastEmbedder(DEFAULT_MODEL, model_cache_dir, derived_dir=tmp_path / "derived")
+    library = Library.open(tmp_path / "store", embedder=embedder)
+    library.import_conversations(
+        [conversation("nginx", ["How do I put nginx in front of Jellyfin?", "Use proxy_pass to port 8096."])],
+        embed=False,
+    )
+    assert library.embed_pending() == 3
+    direct = embedder._model
+    assert isinstance(direct, onnx_text.DirectModel)
+    assert direct.documents_model is not None
+    assert direct._documents == []  # closed for the compaction and rebuilds after the pass
+    assert "nginx" in [c.uri for c in library.search("jellyfin reverse proxy", max_results=1, mode="vector").chats]

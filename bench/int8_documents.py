@@ -97,7 +97,7 @@ def sessions_compare(folder: Path, work: Path, texts: list[str], counts: list[in
         seconds = statistics.median(wall[count])
         print(
             f"sessions {count}: {1000 * seconds / len(texts):6.2f} ms a text"
-            f" (p95 of repeats {1000 * max(wall[count]) / len(texts):.2f}), {base / seconds:.2f}x the texts a"
+            f" (slowest repeat {1000 * max(wall[count]) / len(texts):.2f}), {base / seconds:.2f}x the texts a"
             f" second of sessions {first}; CPU {statistics.median(cpu[count]):.1f} s;"
             f" same bits as sessions {first}: {np.array_equal(rows[count], rows[first])}"
         )

@@ -89,14 +89,19 @@ def test_where_the_copy_cannot_be_made_documents_use_float32(model_cache_dir: Pa
     assert blocked.read_text(encoding="utf-8") == "x"
 
 
+def direct_model(model_cache_dir: Path) -> onnx_text.DirectModel:
+    """The installed model, loaded directly, without a document copy yet."""
+    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
+    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
+    assert folder is not None
+    return onnx_text.DirectModel(folder, direct.model_file)
+
+
 def test_sessions_side_by_side_give_each_text_the_bits_one_session_gives(
     derived: tuple[FastEmbedder, Path], model_cache_dir: Path
 ) -> None:
     _, path = derived
-    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
-    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
-    assert folder is not None
-    alone, together = onnx_text.DirectModel(folder, direct.model_file), onnx_text.DirectModel(folder, direct.model_file)
+    alone, together = direct_model(model_cache_dir), direct_model(model_cache_dir)
     assert alone.use_for_documents(path, sessions=1)
     assert together.use_for_documents(path, sessions=3)
     texts = corpus_texts() * 3  # more texts than sessions, of every length, in no order
@@ -112,10 +117,7 @@ def test_a_session_that_fails_mid_batch_raises_and_the_next_batch_embeds(
     derived: tuple[FastEmbedder, Path], model_cache_dir: Path
 ) -> None:
     _, path = derived
-    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
-    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
-    assert folder is not None
-    model = onnx_text.DirectModel(folder, direct.model_file)
+    model = direct_model(model_cache_dir)
     assert model.use_for_documents(path, sessions=2)
     texts = corpus_texts()
     expected = model.embed_documents(texts, 16)
@@ -164,12 +166,9 @@ def test_released_sessions_reopen_on_the_next_documents_with_the_same_bits(
     derived: tuple[FastEmbedder, Path], model_cache_dir: Path, tmp_path: Path
 ) -> None:
     _, path = derived
-    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
-    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
-    assert folder is not None
     copy = tmp_path / path.name
     copy.write_bytes(path.read_bytes())
-    model = onnx_text.DirectModel(folder, direct.model_file)
+    model = direct_model(model_cache_dir)
     assert model.use_for_documents(copy, sessions=2)
     texts = corpus_texts()
     first = model.embed_documents(texts, 16)
@@ -180,7 +179,7 @@ def test_released_sessions_reopen_on_the_next_documents_with_the_same_bits(
     assert len(model._documents) == 2
     model.release_documents()
     copy.unlink()  # gone meanwhile: the next documents go through the model itself
-    plain = onnx_text.DirectModel(folder, direct.model_file)
+    plain = direct_model(model_cache_dir)
     assert np.array_equal(model.embed_documents(texts, 16), plain.embed_documents(texts, 16))
     assert model.documents_model is None
 

@@ -99,6 +99,54 @@ def contain_malloc() -> None:
     mallopt(_M_ARENA_MAX, 2)
 
 
+class ModelTurns:
+    """Turns at the model's session: a query waiting for one goes before the next batch of documents.
+
+    A plain lock is not fair: the thread embedding an import's passages gives it back after a batch
+    and, running, usually takes it again before a waiting query's thread wakes, so a search could wait
+    for the whole call (seen under load: 8 of 8 batches). `queries` and `documents` are reusable
+    context managers; a document batch starts only while no query holds or awaits the model."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition(threading.Lock())
+        self._held = False
+        self._queries_waiting = 0
+        self.queries = _Turn(self._take_for_query, self._give_back)
+        self.documents = _Turn(self._take_for_documents, self._give_back)
+
+    def _take_for_query(self) -> None:
+        with self._turn:
+            self._queries_waiting += 1
+            try:
+                while self._held:
+                    self._turn.wait()
+            finally:
+                self._queries_waiting -= 1
+            self._held = True
+
+    def _take_for_documents(self) -> None:
+        with self._turn:
+            while self._held or self._queries_waiting:
+                self._turn.wait()
+            self._held = True
+
+    def _give_back(self) -> None:
+        with self._turn:
+            self._held = False
+            self._turn.notify_all()
+
+
+class _Turn:
+    def __init__(self, take: Any, give_back: Any) -> None:
+        self._take, self._give_back = take, give_back
+
+    def __enter__(self) -> None:
+        self._take()
+
+    def __exit__(self, *exc: object) -> None:
+        self._give_back()
+
+
 def _normalise(matrix: Vectors) -> Vectors:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -127,7 +175,8 @@ class FastEmbedder:
         derived there on the first `embed_documents` if it is not; None: documents use the model itself."""
         self._model_name = model_name
         self._batch_size = batch_size
-        self._lock = threading.Lock()
+        self._turns = ModelTurns()
+        self._lock = self._turns.queries  # queries and whole-call uses; documents take `_turns.documents`
         self._derived_dir = derived_dir
         self._documents_lock = threading.Lock()
         self._documents_ready = derived_dir is None
@@ -214,11 +263,11 @@ class FastEmbedder:
             if not self._documents_ready:
                 self.prepare_documents_model()
             # The model's lock batch by batch: a query embeds between two batches of a long import.
-            return _normalise(self._model.embed_documents(cut, self._batch_size, lock=self._lock))
+            return _normalise(self._model.embed_documents(cut, self._batch_size, lock=self._turns.documents))
         # A batch is padded to its longest text: texts of like length batched together waste no model
         # time on padding (realistic chat passages: see docs/BENCHMARKS.md "Import").
         order = sorted(range(len(cut)), key=lambda i: len(cut[i]))
-        with self._lock:
+        with self._turns.documents:
             rows = np.asarray(
                 list(self._model.embed([cut[i] for i in order], batch_size=self._batch_size)), dtype=np.float32
             )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from storage.embedder import MAX_EMBED_CHARS, FastEmbedder
+from storage.embedder import MAX_EMBED_CHARS, FastEmbedder, ModelTurns
 from storage.onnx_text import DirectModel
 
 TEXTS = [
@@ -97,3 +97,31 @@ def test_a_query_waits_for_one_batch_of_documents_not_the_whole_call(model_cache
     done, runs = batches_done_when_a_query_returns(model, texts)
     assert runs == 8
     assert done <= 3, f"the query came back after {done} of {runs} document runs"
+
+
+def test_a_waiting_query_takes_the_model_before_the_next_batch_of_documents() -> None:
+    # A plain lock lets the documents' thread take the model straight back after each batch; a query
+    # waiting for it must go first, every time, however the threads are scheduled.
+    turns = ModelTurns()
+    order: list[str] = []
+    query_waiting = threading.Event()
+
+    def query() -> None:
+        query_waiting.set()
+        with turns.queries:
+            order.append("query")
+
+    turns.documents.__enter__()
+    asker = threading.Thread(target=query)
+    asker.start()
+    assert query_waiting.wait(10)
+    while turns._queries_waiting == 0:  # the query is at the model's door
+        time.sleep(0.001)
+    order.append("batch 1")
+    turns.documents.__exit__(None, None, None)
+    with turns.documents:  # the import's next batch
+        order.append("batch 2")
+    asker.join(10)
+    assert order == ["batch 1", "query", "batch 2"]
+    with turns.queries:  # and nothing is left held
+        pass

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -379,10 +380,15 @@ class Library:
         total = self.store.pending_count()
         done = 0
         tried: set[str] = set()  # each conversation once per call: a row that cannot be embedded never loops
+        # The conversations waiting, read once (a read costs ~130 ms at 100k messages, ~350 batches)
+        # and again when they are all done: what another process wrote between batches is found then,
+        # and a chat it changed or deleted meanwhile is embedded as it is now, or skipped.
+        waiting: deque[tuple[str, int]] = deque()
         while True:
             with self._writing(timeout=wait):
-                owners = {cid: n for cid, n in self.store.pending_owners().items() if cid not in tried}
-                if not owners:
+                if not waiting:
+                    waiting.extend((cid, n) for cid, n in self.store.pending_owners().items() if cid not in tried)
+                if not waiting:
                     release = getattr(self.embedder, "release_documents_model", None)
                     if release is not None:  # the model's document sessions are not needed for what follows
                         release()
@@ -392,14 +398,14 @@ class Library:
                         self.store.build_matrix()
                     return done
                 chosen, size = [], 0
-                for cid, count in owners.items():
+                while waiting and size < batch:
+                    cid, count = waiting.popleft()
                     chosen.append(cid)
                     size += count
-                    if size >= batch:
-                        break
                 tried.update(chosen)
+                before = self.store.pending_count(chosen)  # as it is now (~3 ms): another writer may have been
                 ingestor.embed_some(chosen)
-                done += size - self.store.pending_count(chosen)
+                done += before - self.store.pending_count(chosen)
                 if self.store.matrix_needs_build():  # the change log overflowed: keep vector search fast
                     self.store.build_matrix()
             if progress is not None:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from operator import itemgetter
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
@@ -203,6 +203,9 @@ class SearchEngine:
         self.hidden: Callable[[], frozenset[str]] = frozenset
 
     def effective_mode(self, mode: SearchMode) -> tuple[SearchMode, list[str]]:
+        """The legs that can answer `mode`, with a note when that is fewer than asked."""
+        if mode not in get_args(SearchMode):  # a caller's mistake: said plainly, before any work
+            raise ValueError(f"unknown search mode {mode!r}: use one of {', '.join(get_args(SearchMode))}")
         if self.embedder is None and mode != "keyword":
             return "keyword", [
                 "keyword-only results: the embedding model could not be loaded (the user can install it with "

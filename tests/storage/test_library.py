@@ -105,6 +105,16 @@ def test_search_finds_by_keyword_and_filters_by_project_and_time(library: Librar
     assert found == ["nginx"]
 
 
+def test_an_unknown_search_mode_is_refused_up_front_by_name(library: Library) -> None:
+    # The tools check their arguments first; a library caller gets as plain an answer.
+    for mode in ("semantic", "HYBRID", ""):
+        with pytest.raises(ValueError, match=r"unknown search mode .*hybrid, keyword, vector"):
+            library.search("nginx", mode=mode)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="unknown search mode"):
+            library.search_units("nginx", mode=mode)  # type: ignore[arg-type]
+    assert library.search("nginx", mode="keyword").mode == "keyword"
+
+
 def test_a_match_names_the_matched_message_and_shows_its_neighbours(library: Library) -> None:
     texts = [f"filler message number {i} about gardening" for i in range(20)]
     texts[11] = "we settled on caddy with automatic https for the reverse proxy"

@@ -124,3 +124,25 @@ def test_passages_whose_chat_is_gone_do_not_keep_the_embedding_run_going(tmp_pat
     library.store.conversations.delete("id = 'bread'")  # orphaned chunks, as a crash could leave them
     assert library.embed_pending(batch=2) == 4 + 2  # two chats' messages and windows
     assert library.pending_embeddings() == 3
+
+
+def test_an_embedding_run_counts_only_its_own_work_and_finds_chats_written_between_its_batches(
+    tmp_path: Path,
+) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    library.import_conversations(CHATS, embed=False)
+    other = Library.open(tmp_path / "store", embedder=HashEmbedder())  # another process's handle
+    waiting = library.store.pending_owners()
+    assert max(waiting) == "proxy"  # the run's last batch, unless the other process gets there first
+    late = conversation("late", ["a chat imported while the run was going", "found all the same"])
+
+    def meanwhile(done: int, total: int) -> None:
+        if not other.store.pending_count([late.id]) and not other.store.metas([late.id]):
+            other.import_conversations([late], embed=False)  # new, waiting: this run must embed it too
+            grown = conversation("proxy", ["nginx reverse proxy for jellyfin", "use proxy_pass to port 8096", "done"])
+            other.import_conversations([grown])  # embedded there: no longer this run's to embed
+
+    ours = library.embed_pending(progress=meanwhile, batch=6)
+    assert library.pending_embeddings() == 0
+    assert ours == sum(waiting.values()) - waiting["proxy"] + 3  # the late chat: two messages, one window
+    assert ids(library.search("imported while the run was going", mode="vector"))[0] == "late"

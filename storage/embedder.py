@@ -9,7 +9,7 @@ import re
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -137,7 +137,7 @@ class ModelTurns:
 
 
 class _Turn:
-    def __init__(self, take: Any, give_back: Any) -> None:
+    def __init__(self, take: Callable[[], None], give_back: Callable[[], None]) -> None:
         self._take, self._give_back = take, give_back
 
     def __enter__(self) -> None:
@@ -175,8 +175,7 @@ class FastEmbedder:
         derived there on the first `embed_documents` if it is not; None: documents use the model itself."""
         self._model_name = model_name
         self._batch_size = batch_size
-        self._turns = ModelTurns()
-        self._lock = self._turns.queries  # queries and whole-call uses; documents take `_turns.documents`
+        self._turns = ModelTurns()  # the float32 session's: queries go before the next batch of documents
         self._derived_dir = derived_dir
         self._documents_lock = threading.Lock()
         self._documents_ready = derived_dir is None
@@ -229,7 +228,7 @@ class FastEmbedder:
         model = self._model
         if not isinstance(model, DirectModel):
             return None
-        with self._documents_lock:  # not the model's lock: queries go on while the file is derived
+        with self._documents_lock:  # not the model's turns: queries go on while the file is derived
             if not self._documents_ready and self._derived_dir is not None:
                 self._documents_ready = True
                 from storage import int8_model, onnx_text
@@ -262,7 +261,7 @@ class FastEmbedder:
         if isinstance(self._model, DirectModel):  # batched by length in word pieces
             if not self._documents_ready:
                 self.prepare_documents_model()
-            # The model's lock batch by batch: a query embeds between two batches of a long import.
+            # The model's turns batch by batch: a waiting query embeds before the next batch of an import.
             return _normalise(self._model.embed_documents(cut, self._batch_size, lock=self._turns.documents))
         # A batch is padded to its longest text: texts of like length batched together waste no model
         # time on padding (realistic chat passages: see docs/BENCHMARKS.md "Import").
@@ -278,7 +277,7 @@ class FastEmbedder:
     def embed_query(self, text: str) -> Vectors:
         """The query's vector; the last `QUERY_CACHE` queries' are remembered (a model retrying, paging
         or reformulating repeats them; the model costs ~3-30 ms a query, the cache nothing)."""
-        with self._lock:
+        with self._turns.queries:
             cached = self._queries.get(text)
             if cached is not None:
                 self._queries.move_to_end(text)
@@ -292,7 +291,7 @@ class FastEmbedder:
 
     def clear_query_cache(self) -> None:
         """Forget the remembered query vectors (benchmarks time the model, not the cache)."""
-        with self._lock:
+        with self._turns.queries:
             self._queries.clear()
 
 

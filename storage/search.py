@@ -38,6 +38,7 @@ from storage.vector_matrix import SCAN_THREADS
 
 log = logging.getLogger(__name__)
 
+SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
 SCORE = itemgetter(1)  # of a (chunk id, score) pair: the sort key of every fused list (a lambda's calls cost more)
 
 # Query embedding and the vector leg, beside the keyword leg (`SearchEngine.rank`).
@@ -204,8 +205,8 @@ class SearchEngine:
 
     def effective_mode(self, mode: SearchMode) -> tuple[SearchMode, list[str]]:
         """The legs that can answer `mode`, with a note when that is fewer than asked."""
-        if mode not in get_args(SearchMode):  # a caller's mistake: said plainly, before any work
-            raise ValueError(f"unknown search mode {mode!r}: use one of {', '.join(get_args(SearchMode))}")
+        if mode not in SEARCH_MODES:  # a caller's mistake: said plainly, before any work
+            raise ValueError(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         if self.embedder is None and mode != "keyword":
             return "keyword", [
                 "keyword-only results: the embedding model could not be loaded (the user can install it with "

@@ -26,7 +26,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from importers import sniff
 from importers._common import (
     Turn,
     UnknownCounts,
@@ -44,13 +43,12 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import file_time, iter_jsonl
+from importers._files import any_file, file_time, iter_jsonl, read_head
 from importers.base import ImportReport, SourceError
 from storage.models import Conversation, Role
 
 _SKIPPED_BLOCKS = {"thinking", "redacted_thinking"}
 COMPACTION_PREFIX = "agent-acompact-"
-_root = sniff.claude_code_root
 # Record types Claude Code writes that hold no conversation text of their own (state, progress,
 # titles handled above); other types are counted as unknown.
 _BOOKKEEPING = {
@@ -77,7 +75,6 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class ClaudeCodeImporter:
     name = "claude-code"
-    description = "Claude Code session transcripts (~/.claude/projects, a project folder or one .jsonl)"
     database = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -92,7 +89,9 @@ class ClaudeCodeImporter:
         return []
 
     def detect(self, path: Path) -> bool:
-        return sniff.claude_code(path)
+        if path.is_file():
+            return _looks_like_transcript(path)
+        return path.is_dir() and any_file(_root(path), 3, _looks_like_transcript)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -108,6 +107,18 @@ class ClaudeCodeImporter:
         unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "transcript")
         note_unknown(report, unknown)
+
+
+def _root(path: Path) -> Path:
+    """The folder of project folders: the config dir's `projects`, or the path itself."""
+    return path / "projects" if (path / "projects").is_dir() else path
+
+
+def _looks_like_transcript(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    head = read_head(path, 8192)
+    return '"sessionId"' in head and ('"parentUuid"' in head or '"leafUuid"' in head)
 
 
 def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:

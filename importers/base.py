@@ -70,7 +70,7 @@ class AgentLogImporter(Importer, Protocol):
     """A format an agent writes on this machine, which sync finds by itself: the importer knows where
     (`default_locations`, honouring the agent's own variables) and which files in a folder hold
     sessions (`session_files`, also what `read` reads from a folder). A new agent format is one module
-    implementing this, listed in `importers.registry.AGENT_LOGS`.
+    implementing this, listed in `importers.registry` (`IMPORTERS`, and `AGENT_LOGS` for sync).
     """
 
     @property

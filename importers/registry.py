@@ -23,6 +23,8 @@ from importers.gemini import GeminiImporter
 from importers.plain import PlainImporter
 from storage.models import Conversation
 
+__all__ = ["AGENT_LOGS", "IMPORTERS", "agent_log", "choose", "detect", "get", "names", "read", "without_opted_out"]
+
 _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     ClaudeCodeImporter(),
     CodexImporter(),
@@ -32,7 +34,7 @@ _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
 )
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
 AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]
-# Order matters for detection: specific formats first, the lenient plain format last.
+# Each format once, in the order detection tries them.
 IMPORTERS: list[Importer] = [
     ClaudeImporter(),
     ChatGPTImporter(),

@@ -27,6 +27,7 @@ from importers._common import (
     count_unknown,
     note_unknown,
     parse_time,
+    result_text,
     summarise_tool_call,
     summarise_tool_result,
 )
@@ -197,7 +198,7 @@ def _message_text(message: dict[str, Any], unknown: UnknownCounts) -> str:
         elif kind == "tool_use":
             parts.append(summarise_tool_call(as_str(block.get("name")), block.get("input")))
         elif kind == "tool_result":
-            parts.append(summarise_tool_result(_result_text(block.get("content")), error=block.get("is_error") is True))
+            parts.append(summarise_tool_result(result_text(block.get("content")), error=block.get("is_error") is True))
         elif kind not in _SKIPPED_BLOCKS:
             count_unknown(unknown, kind, "content blocks")
     text = "\n\n".join(part for part in parts if part.strip())
@@ -213,9 +214,3 @@ def _message_text(message: dict[str, Any], unknown: UnknownCounts) -> str:
         if name:
             text += f"\n\n[file {name}]"
     return text.strip()
-
-
-def _result_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(as_str(as_dict(item).get("text")) for item in as_list(content))

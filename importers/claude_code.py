@@ -40,6 +40,7 @@ from importers._common import (
     expand_home,
     note_unknown,
     parse_time,
+    result_text,
     summarise_tool_call,
     summarise_tool_result,
 )
@@ -287,15 +288,9 @@ def _user_parts(content: object, unknown: UnknownCounts) -> tuple[str, str]:
             texts.append(as_str(block.get("text")))
         elif kind == "tool_result":
             error = block.get("is_error") is True
-            results.append(summarise_tool_result(_result_text(block.get("content")), error=error))
+            results.append(summarise_tool_result(result_text(block.get("content")), error=error))
         elif kind in {"image", "document"}:
             texts.append(f"[{kind}]")
         else:
             count_unknown(unknown, kind, "content blocks")
     return "\n\n".join(t for t in texts if t.strip()), "\n".join(results)
-
-
-def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(as_str(as_dict(item).get("text")) for item in as_list(content))

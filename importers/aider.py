@@ -26,7 +26,7 @@ from pathlib import Path
 
 from importers._common import Turn, Unusable, build_conversation, expand_home, summarise_tool_result
 from importers._files import read_head, read_regular
-from importers.base import ImportReport, SourceError
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
 HISTORY_FILE = ".aider.chat.history.md"
@@ -49,9 +49,8 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return locations
 
 
-class AiderImporter:
+class AiderImporter(AgentLogImporter):
     name = "aider"
-    database = False
 
     def __init__(self, tz: tzinfo | None = None) -> None:
         self.tz = tz
@@ -61,9 +60,6 @@ class AiderImporter:
 
     def session_files(self, folder: Path) -> list[Path]:
         return [folder / HISTORY_FILE] if (folder / HISTORY_FILE).is_file() else []
-
-    def context_files(self, session: Path) -> list[Path]:
-        return []
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():

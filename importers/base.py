@@ -70,13 +70,12 @@ class AgentLogImporter(Importer, Protocol):
     """A format an agent writes on this machine, which sync finds by itself: the importer knows where
     (`default_locations`, honouring the agent's own variables) and which files in a folder hold
     sessions (`session_files`, also what `read` reads from a folder). A new agent format is one module
-    implementing this, listed in `importers.registry` (`IMPORTERS`, and `AGENT_LOGS` for sync).
+    with a class deriving from this (for the defaults of `database` and `context_files`), listed in
+    `importers.registry` (`IMPORTERS`, and `AGENT_LOGS` for sync).
     """
 
-    @property
-    def database(self) -> bool:
-        """Whether its session files are SQLite databases (copied with the backup API, re-read whole)."""
-        ...
+    # Whether its session files are SQLite databases (copied with the backup API, re-read whole).
+    database: bool = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
 
@@ -85,4 +84,4 @@ class AgentLogImporter(Importer, Protocol):
     def context_files(self, session: Path) -> list[Path]:
         """Files beside a session file that its chats' projects are read from (sync archives them with
         it, so that a copy read back gives the same projects); none for most formats."""
-        ...
+        return []

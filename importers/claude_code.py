@@ -45,7 +45,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, iter_jsonl, read_head
-from importers.base import ImportReport, SourceError
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
 _SKIPPED_BLOCKS = {"thinking", "redacted_thinking"}
@@ -74,9 +74,8 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return [(expand_home(configured, home) if configured else home / ".claude") / "projects"]
 
 
-class ClaudeCodeImporter:
+class ClaudeCodeImporter(AgentLogImporter):
     name = "claude-code"
-    database = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return default_locations(env, home)
@@ -85,9 +84,6 @@ class ClaudeCodeImporter:
         """Transcripts and subagent logs (`<session>/subagents/agent-*.jsonl`); auto-compaction helper
         logs are not sessions."""
         return sorted(f for f in _root(folder).rglob("*.jsonl") if not f.stem.startswith(COMPACTION_PREFIX))
-
-    def context_files(self, session: Path) -> list[Path]:
-        return []
 
     def detect(self, path: Path) -> bool:
         if path.is_file():

@@ -32,7 +32,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, iter_jsonl, read_head
-from importers.base import ImportReport, SourceError
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
@@ -53,18 +53,14 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return [codex_home / "sessions", codex_home / "archived_sessions"]
 
 
-class CodexImporter:
+class CodexImporter(AgentLogImporter):
     name = "codex"
-    database = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for root in _roots(folder) for f in root.rglob("rollout-*.jsonl"))
-
-    def context_files(self, session: Path) -> list[Path]:
-        return []
 
     def detect(self, path: Path) -> bool:
         if path.is_file():

@@ -42,7 +42,7 @@ from importers._common import (
     summarise_tool_call,
 )
 from importers._files import walk_files
-from importers.base import ImportReport, SourceError
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from importers.cursor_store import (
     CHATDATA,
     COMPOSERS,
@@ -74,7 +74,7 @@ def default_locations(env: Mapping[str, str], home: Path, platform: str = sys.pl
     return [user / "globalStorage" / DB_NAME, user / "workspaceStorage"]
 
 
-class CursorImporter:
+class CursorImporter(AgentLogImporter):
     name = "cursor"
     database = True  # SQLite: copied with the backup API, and re-read whole whenever it (or its WAL) changes
 

@@ -35,7 +35,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, iter_jsonl, read_head, read_regular
-from importers.base import ImportReport, SourceError
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
 _STATUS_TYPES = {"info", "error", "warning"}
@@ -51,9 +51,8 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return [base / ".gemini" / "tmp"]
 
 
-class GeminiImporter:
+class GeminiImporter(AgentLogImporter):
     name = "gemini"
-    database = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return default_locations(env, home)

@@ -52,10 +52,12 @@ class ImportReport:
 
 
 class Importer(Protocol):
-    """A source format. `detect` must be cheap and never raise; `read` streams conversations.
+    """A source format: one module's class deriving from this, listed in `importers.registry.IMPORTERS`.
 
-    `read` reports a bad conversation through `report.skip(...)` and goes on with the rest; it raises
-    `SourceError` only when nothing at all can be read.
+    `detect` tells the format from names and the first bytes of files: it must be cheap (no file is
+    parsed) and never raise. `read` streams conversations; it reports a bad conversation through
+    `report.skip(...)` and goes on with the rest, and raises `SourceError` only when nothing at all
+    can be read.
     """
 
     @property

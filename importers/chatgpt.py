@@ -35,7 +35,7 @@ from importers._common import (
 )
 from importers._files import Bundle, export_head, file_time
 from importers._json import BrokenJson, Malformed, iter_json_values
-from importers.base import ImportReport, SourceError
+from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Role
 
 _SHARD = re.compile(r"^conversations(-\d+)?\.json$")
@@ -47,7 +47,7 @@ _MARKER = re.compile("([ \t]*)\ue200([^\ue200\ue201]*)\ue201")  # with the space
 _PRIVATE_USE = re.compile("[\ue200-\ue2ff]")
 
 
-class ChatGPTImporter:
+class ChatGPTImporter(Importer):
     name = "chatgpt"
 
     def detect(self, path: Path) -> bool:

@@ -33,7 +33,7 @@ from importers._common import (
 )
 from importers._files import Bundle, export_head, file_time
 from importers._json import BrokenJson, Malformed, iter_json_array
-from importers.base import ImportReport, SourceError
+from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Role
 
 CONVERSATIONS = "conversations.json"
@@ -41,7 +41,7 @@ _SENDERS: dict[str, Role] = {"human": "user", "user": "user", "assistant": "assi
 _SKIPPED_BLOCKS = {"thinking", "redacted_thinking", "token_budget"}
 
 
-class ClaudeImporter:
+class ClaudeImporter(Importer):
     name = "claude"
 
     def detect(self, path: Path) -> bool:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from importers._common import Unusable, check_chat_times, message_time
 from importers._files import open_regular
 from importers._json import BrokenJson, Malformed, iter_json_values
-from importers.base import ImportReport, SourceError
+from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Message, Role, UtcDatetime
 
 ROLE_ALIASES: dict[str, Role] = {
@@ -188,7 +188,7 @@ def _line_records(path: Path, handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
             yield where, value
 
 
-class PlainImporter:
+class PlainImporter(Importer):
     name = "plain"
 
     def detect(self, path: Path) -> bool:

@@ -147,6 +147,13 @@ def summarise_tool_result(text: str, limit: int = 300, *, error: bool = False) -
     return f"[{label}: {shorten(text, limit)}]" if text.strip() else f"[{label}: (empty)]"
 
 
+def result_text(content: object) -> str:
+    """A tool result's text: a string, or the `text` of each of its content blocks."""
+    if isinstance(content, str):
+        return content
+    return " ".join(as_str(as_dict(item).get("text")) for item in as_list(content))
+
+
 def clean_text(text: str) -> str:
     """Text that encodes as UTF-8: lone surrogates (from `\\ud800` escapes in JSON) become U+FFFD."""
     try:

@@ -1,5 +1,6 @@
-"""Reading the files agents leave behind: bounded directory walks for detection, JSON Lines that
-may be cut mid-write or hold undecodable bytes, file heads and times.
+"""Reading what chat sources leave behind, for detection and import alike: bounded directory walks,
+file heads and times, JSON Lines that may be cut mid-write or hold undecodable bytes, and exports
+that arrive as a zip, a folder or one file (`Bundle`).
 
 Only regular files are ever opened: a FIFO would block the import forever, a device could stream
 without end. Opening is non-blocking and the kind is checked on the open descriptor, so a path that
@@ -8,40 +9,72 @@ changes between the check and the open cannot slip through.
 
 from __future__ import annotations
 
+import errno
 import json
-from collections.abc import Iterator
+import os
+import stat
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from importers.base import ImportReport
-from importers.sniff_files import (  # moved there: detection reads files without pydantic (start-up speed)
-    NotRegularFile,
-    any_file,
-    is_regular,
-    not_regular_reason,
-    open_regular,
-    read_head,
-    walk_files,
-)
+from storage.errors import SourceError
 
-__all__ = [
-    "NotRegularFile",
-    "any_file",
-    "file_time",
-    "is_regular",
-    "iter_jsonl",
-    "not_regular_reason",
-    "open_regular",
-    "read_head",
-    "read_regular",
-    "walk_files",
-]
+MAX_WHOLE_BYTES = 256 * 1024**2  # read whole only small side files (projects.json); streams have no cap
+_BUNDLE_DEPTH = 1
+
+# ---- reading files safely -------------------------------------------------------------------------
+
+
+class NotRegularFile(OSError):
+    """The path is a FIFO, device, socket or directory: never read as a chat file."""
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
+
+
+def not_regular_reason(mode: int) -> str:
+    return f"not a regular file but {_KINDS.get(stat.S_IFMT(mode), 'a special file')}"
+
+
+def open_regular(path: Path) -> IO[bytes]:
+    """Open a regular file for binary reading; raises NotRegularFile (an OSError) for anything else."""
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(errno.EINVAL, not_regular_reason(mode), str(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_regular(path: Path) -> bytes:
     with open_regular(path) as handle:
         return handle.read()
+
+
+def read_head(path: Path, size: int = 16384) -> str:
+    """The start of a file as text, or "" if it cannot be read. For cheap detection."""
+    try:
+        with open_regular(path) as handle:
+            return handle.read(size).decode("utf-8", "replace").lstrip("\ufeff")
+    except OSError:
+        return ""
 
 
 def file_time(path: Path) -> datetime:
@@ -73,3 +106,127 @@ def iter_jsonl(path: Path, report: ImportReport) -> Iterator[tuple[int, Any]]:
                     broken += 1
     if broken:
         report.note(f"{path.name}: {broken} unreadable line(s) skipped")
+
+
+# ---- finding files ---------------------------------------------------------------------------------
+
+
+def walk_files(root: Path, depth: int) -> Iterator[Path]:
+    """Files under root, at most `depth` directories down, shallowest first, in name order.
+    Hidden directories below the root are not entered."""
+    level = [root]
+    for _ in range(depth + 1):
+        next_level: list[Path] = []
+        for directory in level:
+            try:
+                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    if entry.is_file():
+                        yield Path(entry.path)
+                    elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                        next_level.append(Path(entry.path))
+                except OSError:
+                    continue
+        level = next_level
+
+
+def any_file(root: Path, depth: int, wanted: Callable[[Path], bool], limit: int = 2000) -> bool:
+    """Whether a file under root (at most `depth` down, the first `limit` files) passes `wanted`.
+
+    For detection: `wanted` should check the name first and read a head only for likely names.
+    """
+    for visited, found in enumerate(walk_files(root, depth)):
+        if visited >= limit:
+            return False
+        if wanted(found):
+            return True
+    return False
+
+
+# ---- exports that arrive as a zip, a folder or one file -----------------------------------------
+
+
+class Bundle:
+    """Named documents of an export: `names()` are base names, `read_text(name)` their decoded text.
+
+    Members are found by base name, at the shallowest depth (exports are often zipped with a top
+    folder). Nothing is extracted to disk; the big members are streamed (`open`), small ones read
+    whole with a cap."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._members: dict[str, str] = {}
+        if path.is_file() and zipfile.is_zipfile(path):
+            self.kind = "zip"
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    infos = [info for info in archive.infolist() if not info.is_dir()]
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise SourceError(f"{path.name} is not a readable zip: {exc}") from exc
+            for info in sorted(infos, key=lambda i: (i.filename.count("/"), i.filename)):
+                base = info.filename.rsplit("/", 1)[-1]
+                if base and not info.filename.startswith("__MACOSX/"):
+                    self._members.setdefault(base, info.filename)
+        elif path.is_dir():
+            self.kind = "dir"
+            for found in walk_files(path, _BUNDLE_DEPTH):
+                self._members.setdefault(found.name, str(found))
+        else:
+            self.kind = "file"
+            self._members[path.name] = str(path)
+
+    def names(self) -> list[str]:
+        return sorted(self._members)
+
+    def has(self, name: str) -> bool:
+        return name in self._members
+
+    @contextmanager
+    def open(self, name: str) -> Iterator[IO[bytes]]:
+        """A member as a binary stream (read incrementally, so its size does not matter)."""
+        member = self._members.get(name)
+        if member is None:
+            raise SourceError(f"{self.path.name} has no {name}")
+        try:
+            if self.kind == "zip":
+                with zipfile.ZipFile(self.path) as archive, archive.open(member) as handle:
+                    yield handle
+            else:
+                with open_regular(Path(member)) as handle:
+                    yield handle
+        except (OSError, zipfile.BadZipFile, zlib.error, RuntimeError, EOFError) as exc:
+            raise SourceError(f"cannot read {name} from {self.path.name}: {exc}") from exc
+
+    def read_bytes(self, name: str, limit: int | None = None) -> bytes:
+        """A member's first `limit` bytes, or the whole of a small member."""
+        with self.open(name) as handle:
+            data = handle.read(limit if limit is not None else MAX_WHOLE_BYTES + 1)
+        if limit is None and len(data) > MAX_WHOLE_BYTES:
+            raise SourceError(f"{name} in {self.path.name} is too large to be what it claims to be")
+        return data
+
+    def read_text(self, name: str) -> str:
+        return self.read_bytes(name).decode("utf-8", "replace").lstrip("\ufeff")
+
+    def head(self, name: str, size: int = 65536) -> str:
+        """The start of a member, or "" if it cannot be read (for detection; never raises)."""
+        try:
+            return self.read_bytes(name, size).decode("utf-8", "replace").lstrip("\ufeff")
+        except SourceError:
+            return ""
+
+
+def export_head(path: Path, members: Callable[[Bundle], list[str]]) -> tuple[Bundle, str] | None:
+    """For `detect` (never raises): an export's bundle and the start of its first member holding
+    conversations (`members` names them), for a zip, a folder or a .json; None for anything else."""
+    if path.is_file() and path.suffix.lower() not in {".zip", ".json"}:
+        return None
+    try:
+        bundle = Bundle(path)
+    except (SourceError, OSError):
+        return None
+    found = members(bundle)
+    return (bundle, bundle.head(found[0])) if found else None

@@ -212,7 +212,7 @@ def _object_records(
             continue
         record[key] = _build(first, events)
         if isinstance(record[key], Malformed):
-            _skip_to_end_of_object(events)
+            _skip(events, 1)  # the rest of the object
             yield record[key]
             return streamed + 1
     else:
@@ -223,10 +223,6 @@ def _object_records(
         raise _NotARecord(error)
     yield record
     return 1
-
-
-def _skip_to_end_of_object(events: Iterator[tuple[str, Any]]) -> None:
-    _skip(events, 1)
 
 
 def _kind(event: str) -> str:

@@ -24,14 +24,14 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
 from pathlib import Path
 
-from importers import sniff
 from importers._common import Turn, Unusable, build_conversation, expand_home, summarise_tool_result
-from importers._files import read_regular
-from importers.base import ImportReport, SourceError
+from importers._files import read_head, read_regular
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
-HISTORY_FILE = sniff.AIDER_HISTORY
-_SESSION = sniff.AIDER_SESSION
+HISTORY_FILE = ".aider.chat.history.md"
+# The very first releases (May 2023) wrote "Aider" capitalised.
+_SESSION = re.compile(r"^# [Aa]ider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t]*\r?$", re.MULTILINE)
 # The very first releases (May 2023) prefixed user lines "#### > ".
 _USER = re.compile(r"^####(?: |$)")
 _TOOL = re.compile(r"^>(?: |$)")
@@ -49,11 +49,8 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return locations
 
 
-class AiderImporter:
+class AiderImporter(AgentLogImporter):
     name = "aider"
-    description = "Aider chat history (.aider.chat.history.md, or a repository folder holding one)"
-
-    database = False
 
     def __init__(self, tz: tzinfo | None = None) -> None:
         self.tz = tz
@@ -64,11 +61,12 @@ class AiderImporter:
     def session_files(self, folder: Path) -> list[Path]:
         return [folder / HISTORY_FILE] if (folder / HISTORY_FILE).is_file() else []
 
-    def context_files(self, session: Path) -> list[Path]:
-        return []
-
     def detect(self, path: Path) -> bool:
-        return sniff.aider(path)
+        if path.is_dir():
+            return (path / HISTORY_FILE).is_file()
+        if not path.is_file() or path.suffix.lower() != ".md":
+            return False
+        return path.name == HISTORY_FILE or _SESSION.match(read_head(path, 512).lstrip()) is not None
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name

@@ -52,17 +52,16 @@ class ImportReport:
 
 
 class Importer(Protocol):
-    """A source format. `detect` must be cheap and never raise; `read` streams conversations.
+    """A source format: one module's class deriving from this, listed in `importers.registry.IMPORTERS`.
 
-    `read` reports a bad conversation through `report.skip(...)` and goes on with the rest; it raises
-    `SourceError` only when nothing at all can be read.
+    `detect` tells the format from names and the first bytes of files: it must be cheap (no file is
+    parsed) and never raise. `read` streams conversations; it reports a bad conversation through
+    `report.skip(...)` and goes on with the rest, and raises `SourceError` only when nothing at all
+    can be read.
     """
 
     @property
     def name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
 
     def detect(self, path: Path) -> bool: ...
 
@@ -73,13 +72,12 @@ class AgentLogImporter(Importer, Protocol):
     """A format an agent writes on this machine, which sync finds by itself: the importer knows where
     (`default_locations`, honouring the agent's own variables) and which files in a folder hold
     sessions (`session_files`, also what `read` reads from a folder). A new agent format is one module
-    implementing this, listed in `importers.registry.AGENT_LOGS`.
+    with a class deriving from this (for the defaults of `database` and `context_files`), listed in
+    `importers.registry` (`IMPORTERS`, and `AGENT_LOGS` for sync).
     """
 
-    @property
-    def database(self) -> bool:
-        """Whether its session files are SQLite databases (copied with the backup API, re-read whole)."""
-        ...
+    # Whether its session files are SQLite databases (copied with the backup API, re-read whole).
+    database: bool = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
 
@@ -88,4 +86,4 @@ class AgentLogImporter(Importer, Protocol):
     def context_files(self, session: Path) -> list[Path]:
         """Files beside a session file that its chats' projects are read from (sync archives them with
         it, so that a copy read back gives the same projects); none for most formats."""
-        ...
+        return []

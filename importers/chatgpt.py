@@ -17,8 +17,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from importers import sniff
-from importers._bundle import BrokenJson, Bundle, Malformed
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -35,12 +33,12 @@ from importers._common import (
     shorten,
     summarise_tool_result,
 )
-from importers._files import file_time
-from importers._json import iter_json_values
-from importers.base import ImportReport, SourceError
+from importers._files import Bundle, export_head, file_time
+from importers._json import BrokenJson, Malformed, iter_json_values
+from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Role
 
-_members = sniff.chatgpt_members
+_SHARD = re.compile(r"^conversations(-\d+)?\.json$")
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
 _REASONING_CONTENT = {"thoughts", "reasoning_recap"}
 _SILENT_CONTENT = {"user_editable_context", "model_editable_context"}
@@ -49,12 +47,18 @@ _MARKER = re.compile("([ \t]*)\ue200([^\ue200\ue201]*)\ue201")  # with the space
 _PRIVATE_USE = re.compile("[\ue200-\ue2ff]")
 
 
-class ChatGPTImporter:
+class ChatGPTImporter(Importer):
     name = "chatgpt"
-    description = "ChatGPT data export (zip, folder, conversations.json or conversations-NNN.json shards)"
 
     def detect(self, path: Path) -> bool:
-        return sniff.chatgpt(path)
+        found = export_head(path, _members)
+        if found is None:
+            return False
+        bundle, head = found
+        looks_like_chatgpt = '"mapping"' in head and ('"current_node"' in head or '"create_time"' in head)
+        return looks_like_chatgpt or (
+            head.strip() in {"", "[]"} and (bundle.has("export_manifest.json") or bundle.has("user.json"))
+        )
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -87,6 +91,16 @@ class ChatGPTImporter:
         if seen == 0:
             raise SourceError("; ".join(problems) or f"{path.name} holds no conversations")
         note_unknown(report, unknown)
+
+
+def _members(bundle: Bundle) -> list[str]:
+    """The members holding the conversations (one file, or numbered shards)."""
+    shards = [name for name in bundle.names() if _SHARD.match(name)]
+    if shards:
+        return sorted(shards)
+    if bundle.kind == "file" and bundle.path.suffix.lower() == ".json":
+        return [bundle.path.name]
+    return []
 
 
 def _conversations(stream: IO[bytes]) -> Iterator[Any]:

@@ -14,8 +14,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from importers import sniff
-from importers._bundle import BrokenJson, Bundle, Malformed, iter_json_array
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -29,25 +27,35 @@ from importers._common import (
     count_unknown,
     note_unknown,
     parse_time,
+    result_text,
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import file_time
-from importers.base import ImportReport, SourceError
+from importers._files import Bundle, export_head, file_time
+from importers._json import BrokenJson, Malformed, iter_json_array
+from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Role
 
-CONVERSATIONS = sniff.CLAUDE_CONVERSATIONS
-_member = sniff.claude_member
+CONVERSATIONS = "conversations.json"
 _SENDERS: dict[str, Role] = {"human": "user", "user": "user", "assistant": "assistant"}
 _SKIPPED_BLOCKS = {"thinking", "redacted_thinking", "token_budget"}
 
 
-class ClaudeImporter:
+class ClaudeImporter(Importer):
     name = "claude"
-    description = "Claude.ai data export (zip, folder or conversations.json)"
 
     def detect(self, path: Path) -> bool:
-        return sniff.claude(path)
+        found = export_head(path, lambda bundle: [m] if (m := _member(bundle)) else [])
+        if found is None:
+            return False
+        bundle, head = found
+        looks_like_claude = '"mapping"' not in head and (
+            '"chat_messages"' in head or ('"account"' in head and '"uuid"' in head)
+        )
+        # An export with no chats yet is `[]`: tell it apart by the files a Claude export has.
+        return looks_like_claude or (
+            head.strip() in {"", "[]"} and bundle.has("users.json") and not bundle.has("user.json")
+        )
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -79,6 +87,15 @@ class ClaudeImporter:
         if seen == 0:
             raise SourceError(f"{path.name} holds no conversations")
         note_unknown(report, unknown)
+
+
+def _member(bundle: Bundle) -> str | None:
+    """The member holding the conversations."""
+    if bundle.has(CONVERSATIONS):
+        return CONVERSATIONS
+    if bundle.kind == "file" and bundle.path.suffix.lower() == ".json":
+        return bundle.path.name
+    return None
 
 
 def _project_names(bundle: Bundle, report: ImportReport) -> dict[str, str]:
@@ -181,7 +198,7 @@ def _message_text(message: dict[str, Any], unknown: UnknownCounts) -> str:
         elif kind == "tool_use":
             parts.append(summarise_tool_call(as_str(block.get("name")), block.get("input")))
         elif kind == "tool_result":
-            parts.append(summarise_tool_result(_result_text(block.get("content")), error=block.get("is_error") is True))
+            parts.append(summarise_tool_result(result_text(block.get("content")), error=block.get("is_error") is True))
         elif kind not in _SKIPPED_BLOCKS:
             count_unknown(unknown, kind, "content blocks")
     text = "\n\n".join(part for part in parts if part.strip())
@@ -197,9 +214,3 @@ def _message_text(message: dict[str, Any], unknown: UnknownCounts) -> str:
         if name:
             text += f"\n\n[file {name}]"
     return text.strip()
-
-
-def _result_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(as_str(as_dict(item).get("text")) for item in as_list(content))

@@ -26,7 +26,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from importers import sniff
 from importers._common import (
     Turn,
     UnknownCounts,
@@ -41,16 +40,16 @@ from importers._common import (
     expand_home,
     note_unknown,
     parse_time,
+    result_text,
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import file_time, iter_jsonl
-from importers.base import ImportReport, SourceError
+from importers._files import any_file, file_time, iter_jsonl, read_head
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
 _SKIPPED_BLOCKS = {"thinking", "redacted_thinking"}
 COMPACTION_PREFIX = "agent-acompact-"
-_root = sniff.claude_code_root
 # Record types Claude Code writes that hold no conversation text of their own (state, progress,
 # titles handled above); other types are counted as unknown.
 _BOOKKEEPING = {
@@ -75,10 +74,8 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return [(expand_home(configured, home) if configured else home / ".claude") / "projects"]
 
 
-class ClaudeCodeImporter:
+class ClaudeCodeImporter(AgentLogImporter):
     name = "claude-code"
-    description = "Claude Code session transcripts (~/.claude/projects, a project folder or one .jsonl)"
-    database = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return default_locations(env, home)
@@ -88,11 +85,10 @@ class ClaudeCodeImporter:
         logs are not sessions."""
         return sorted(f for f in _root(folder).rglob("*.jsonl") if not f.stem.startswith(COMPACTION_PREFIX))
 
-    def context_files(self, session: Path) -> list[Path]:
-        return []
-
     def detect(self, path: Path) -> bool:
-        return sniff.claude_code(path)
+        if path.is_file():
+            return _looks_like_transcript(path)
+        return path.is_dir() and any_file(_root(path), 3, _looks_like_transcript)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -108,6 +104,18 @@ class ClaudeCodeImporter:
         unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "transcript")
         note_unknown(report, unknown)
+
+
+def _root(path: Path) -> Path:
+    """The folder of project folders: the config dir's `projects`, or the path itself."""
+    return path / "projects" if (path / "projects").is_dir() else path
+
+
+def _looks_like_transcript(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    head = read_head(path, 8192)
+    return '"sessionId"' in head and ('"parentUuid"' in head or '"leafUuid"' in head)
 
 
 def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
@@ -276,15 +284,9 @@ def _user_parts(content: object, unknown: UnknownCounts) -> tuple[str, str]:
             texts.append(as_str(block.get("text")))
         elif kind == "tool_result":
             error = block.get("is_error") is True
-            results.append(summarise_tool_result(_result_text(block.get("content")), error=error))
+            results.append(summarise_tool_result(result_text(block.get("content")), error=error))
         elif kind in {"image", "document"}:
             texts.append(f"[{kind}]")
         else:
             count_unknown(unknown, kind, "content blocks")
     return "\n\n".join(t for t in texts if t.strip()), "\n".join(results)
-
-
-def _result_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(as_str(as_dict(item).get("text")) for item in as_list(content))

@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from importers import sniff
 from importers._common import (
     Turn,
     UnknownCounts,
@@ -32,14 +31,13 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import file_time, iter_jsonl
-from importers.base import ImportReport, SourceError
+from importers._files import any_file, file_time, iter_jsonl, read_head
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
 _INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
 _CWD = re.compile(r"<cwd>\s*(.*?)\s*</cwd>", re.DOTALL)
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$", re.IGNORECASE)
-_roots = sniff.codex_roots
 _SILENT_ITEMS = {"reasoning", "ghost_snapshot"}
 # `event_msg` repeats what the response items say, for the UI; `turn_context` is settings;
 # `compacted` is the summary the model continues from after compaction (the messages stay above it).
@@ -55,10 +53,8 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return [codex_home / "sessions", codex_home / "archived_sessions"]
 
 
-class CodexImporter:
+class CodexImporter(AgentLogImporter):
     name = "codex"
-    description = "Codex CLI rollouts (~/.codex/sessions, archived_sessions or one rollout-*.jsonl)"
-    database = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return default_locations(env, home)
@@ -66,11 +62,10 @@ class CodexImporter:
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for root in _roots(folder) for f in root.rglob("rollout-*.jsonl"))
 
-    def context_files(self, session: Path) -> list[Path]:
-        return []
-
     def detect(self, path: Path) -> bool:
-        return sniff.codex(path)
+        if path.is_file():
+            return _looks_like_rollout(path)
+        return path.is_dir() and any(any_file(root, 4, _looks_like_rollout) for root in _roots(path))
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -80,6 +75,22 @@ class CodexImporter:
         unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "rollout")
         note_unknown(report, unknown)
+
+
+def _roots(path: Path) -> list[Path]:
+    """The folders holding rollouts: a Codex home's `sessions` and `archived_sessions`, or the path itself."""
+    inside = [path / name for name in ("sessions", "archived_sessions") if (path / name).is_dir()]
+    return inside or [path]
+
+
+def _looks_like_rollout(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    first = read_head(path, 8192).split("\n", 1)[0]
+    if '"session_meta"' in first:
+        return True
+    # Early rollouts: a bare `{id, timestamp, instructions}` line, then bare response items.
+    return path.name.startswith("rollout-") and '"timestamp"' in first and '"sessionId"' not in first
 
 
 def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:

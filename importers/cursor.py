@@ -25,7 +25,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from importers import sniff
 from importers._common import (
     RECORD_ERRORS,
     Turn,
@@ -43,7 +42,7 @@ from importers._common import (
     summarise_tool_call,
 )
 from importers._files import walk_files
-from importers.base import ImportReport, SourceError
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from importers.cursor_store import (
     CHATDATA,
     COMPOSERS,
@@ -75,9 +74,8 @@ def default_locations(env: Mapping[str, str], home: Path, platform: str = sys.pl
     return [user / "globalStorage" / DB_NAME, user / "workspaceStorage"]
 
 
-class CursorImporter:
+class CursorImporter(AgentLogImporter):
     name = "cursor"
-    description = "Cursor chats (a state.vscdb, or Cursor's User / globalStorage / workspaceStorage folder)"
     database = True  # SQLite: copied with the backup API, and re-read whole whenever it (or its WAL) changes
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -90,7 +88,9 @@ class CursorImporter:
         return context_files(session)
 
     def detect(self, path: Path) -> bool:
-        return sniff.cursor(path)
+        if path.is_file():
+            return path.suffix == ".vscdb" and _is_sqlite(path)
+        return path.is_dir() and any(f.name == DB_NAME for f in walk_files(path, 2))
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -124,6 +124,14 @@ class CursorImporter:
         note_unknown(report, unknown)
         if not opened:
             raise SourceError(f"none of the Cursor databases under {path} could be opened")
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _read_database(

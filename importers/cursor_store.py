@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlparse
 
 from importers._common import as_dict, as_id, as_list, as_str
 
-DB_NAME = "state.vscdb"  # importers.sniff.CURSOR_DB (a test keeps them equal)
+DB_NAME = "state.vscdb"
 CHATDATA = "workbench.panel.aichat.view.aichat.chatdata"
 COMPOSERS = "composer.composerData"
 _PROMPT_HISTORY = ("aiService.prompts", "aiService.generations")

@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from importers import sniff
 from importers._common import (
     Turn,
     UnknownCounts,
@@ -35,11 +34,10 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import file_time, iter_jsonl, read_head, read_regular
-from importers.base import ImportReport, SourceError
+from importers._files import any_file, file_time, iter_jsonl, read_head, read_regular
+from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
-_root = sniff.gemini_root
 _STATUS_TYPES = {"info", "error", "warning"}
 PROJECT_ROOT_FILE = ".project_root"
 _HASH = re.compile(r"[0-9a-f]{64}")
@@ -53,10 +51,8 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     return [base / ".gemini" / "tmp"]
 
 
-class GeminiImporter:
+class GeminiImporter(AgentLogImporter):
     name = "gemini"
-    description = "Gemini CLI chat recordings (~/.gemini/tmp/*/chats, a chats folder or one session file)"
-    database = False
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return default_locations(env, home)
@@ -69,7 +65,9 @@ class GeminiImporter:
         return context_files(session)
 
     def detect(self, path: Path) -> bool:
-        return sniff.gemini(path)
+        if path.is_file():
+            return _looks_like_session(path)
+        return path.is_dir() and any_file(_root(path), 3, _looks_like_session)
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
@@ -87,6 +85,17 @@ class GeminiImporter:
         convert = lambda file: _convert(file, report, unknown, names)  # noqa: E731
         yield from convert_each(path, current, report, convert, "session")
         note_unknown(report, unknown)
+
+
+def _root(path: Path) -> Path:
+    """The folder of project folders: a Gemini home's `tmp`, or the path itself."""
+    return path / "tmp" if (path / "tmp").is_dir() else path
+
+
+def _looks_like_session(path: Path) -> bool:
+    if not path.name.startswith("session-") or path.suffix not in {".json", ".jsonl"}:
+        return False
+    return '"projectHash"' in read_head(path, 8192)
 
 
 def _session_files(root: Path) -> list[Path]:

@@ -14,11 +14,10 @@ from typing import IO, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from importers import sniff
 from importers._common import Unusable, check_chat_times, message_time
 from importers._files import open_regular
 from importers._json import BrokenJson, Malformed, iter_json_values
-from importers.base import ImportReport, SourceError
+from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Message, Role, UtcDatetime
 
 ROLE_ALIASES: dict[str, Role] = {
@@ -189,12 +188,21 @@ def _line_records(path: Path, handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
             yield where, value
 
 
-class PlainImporter:
+class PlainImporter(Importer):
     name = "plain"
-    description = 'pastchats plain JSON ({"conversations": [...]}) or JSON Lines'
 
     def detect(self, path: Path) -> bool:
-        return sniff.plain(path)
+        if not path.is_file() or path.suffix.lower() not in {".json", ".jsonl", ".ndjson"}:
+            return False
+        try:
+            with open_regular(path) as handle:
+                head = handle.read(4096).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+        except OSError:
+            return False
+        if head.startswith(('{"conversations"', '{ "conversations"')):
+            return True
+        first_line = head.split("\n", 1)[0]
+        return first_line.startswith("{") and '"messages"' in head and '"role"' in head and '"mapping"' not in head
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name

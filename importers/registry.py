@@ -1,12 +1,17 @@
-"""Which importers exist, and which one reads a given path."""
+"""The formats pastchats reads, and which one reads a given path.
+
+`IMPORTERS` is the one list of formats, in the order detection tries them: specific formats first,
+the lenient plain format last. `AGENT_LOGS` lists the formats sync finds on this machine by itself.
+"""
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from importers import sniff
 from importers._common import has_opt_out
+from importers._files import not_regular_reason
 from importers.aider import AiderImporter
 from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
@@ -18,6 +23,8 @@ from importers.gemini import GeminiImporter
 from importers.plain import PlainImporter
 from storage.models import Conversation
 
+__all__ = ["AGENT_LOGS", "IMPORTERS", "agent_log", "choose", "detect", "get", "names", "read", "without_opted_out"]
+
 _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     ClaudeCodeImporter(),
     CodexImporter(),
@@ -27,7 +34,7 @@ _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
 )
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
 AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]
-# Order matters for detection: specific formats first, the lenient plain format last.
+# Each format once, in the order detection tries them.
 IMPORTERS: list[Importer] = [
     ClaudeImporter(),
     ChatGPTImporter(),
@@ -59,18 +66,33 @@ def get(name: str) -> Importer:
 
 
 def detect(path: Path) -> Importer:
-    return get(sniff.detect(path))
+    """The importer of `path`'s format; SourceError when it is missing, unreadable or none pastchats reads."""
+    _require_source(path)
+    for importer in IMPORTERS:
+        if importer.detect(path):
+            return importer
+    raise SourceError(f"cannot tell what kind of chat history {path} is; pass --format (one of: {', '.join(names())})")
 
 
 def choose(path: Path, format: str | None = None) -> Importer:
-    """The importer for `path`: the one named, if the path looks like its format, else the detected one.
+    """The importer for `path`: the one named, if the path looks like its format, else the detected one;
+    SourceError naming the format the path looks like when the named one does not fit.
 
-    Cheap (no file is parsed), so that a wrong path or format fails before anything heavy loads; the
-    CLI's fast path makes the same choice without importing the importers (`importers.sniff`).
+    Cheap (no file is parsed), so that a wrong path or format fails before the store and the model load.
     """
-    if format is not None:
-        get(format)
-    return get(sniff.choose(path, format))
+    if format is None:
+        return detect(path)
+    importer = get(format)
+    _require_source(path)
+    if importer.detect(path):
+        return importer
+    looks = next((other.name for other in IMPORTERS if other is not importer and other.detect(path)), None)
+    if looks is None:
+        raise SourceError(f"{path} does not look like a {format} source, nor like any format pastchats reads")
+    raise SourceError(
+        f"{path} does not look like a {format} source; it looks like {looks} (use --format {looks}, "
+        "or leave --format out to detect it)"
+    )
 
 
 def read(
@@ -88,7 +110,20 @@ def read(
     return without_opted_out(importer.read(path, report), report), report
 
 
-_require_readable_kind = sniff.require_readable_kind
+def _require_source(path: Path) -> None:
+    if not path.exists():
+        raise SourceError(f"{path} does not exist")
+    _require_readable_kind(path)
+
+
+def _require_readable_kind(path: Path) -> None:
+    """Only folders and regular files are sources: reading a FIFO or a device could block forever."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise SourceError(f"{path} is {not_regular_reason(mode)}: give a chat export file or folder")
 
 
 def without_opted_out(conversations: Iterator[Conversation], report: ImportReport) -> Iterator[Conversation]:

@@ -213,18 +213,17 @@ def check_export(tokens: list[str]) -> Values:
 
 
 def check_import(tokens: list[str]) -> Values:
-    """`import`'s paths and format, the format checked as click's choice checks it (`importers.formats`
-    lists the formats without importing the importers)."""
+    """`import`'s paths and format, the format checked as click's choice checks it."""
     values = Values()
     options = split_options(tokens, {"--format"}, {"--sample", "--json"}, values.paths)
     formats = [raw for name, raw in options if name == "--format"]
     if len(formats) > 1 or not values.paths:
         raise Fallback  # click's own reading (the last one wins) and its usage error
     if formats:
-        from importers.formats import FORMATS
+        from importers.registry import names
 
-        if formats[0] not in FORMATS:
-            choices = ", ".join(repr(name) for name in FORMATS)
+        if formats[0] not in names():
+            choices = ", ".join(repr(name) for name in names())
             message = f"Invalid value for '--format': {formats[0]!r} is not one of {choices}."
             raise ArgumentProblem("import", message, "[OPTIONS] [PATHS]...")
         values.import_format = formats[0]
@@ -257,11 +256,11 @@ def import_problem(options: GlobalOptions, values: Values) -> int | None:
         shown = shown_path(token)
         problem = None
         if not os.path.exists(shown):
-            problem = f"{shown} does not exist"  # as importers.sniff says it, without importing it
+            problem = f"{shown} does not exist"  # as importers.registry says it
         else:
             from pathlib import Path
 
-            from importers.sniff import choose
+            from importers.registry import choose
             from storage.errors import SourceError
 
             try:

@@ -14,6 +14,8 @@ import shutil
 import sqlite3
 from pathlib import Path, PurePath
 
+__all__ = ["Archive"]
+
 _UNSAFE = re.compile(r'[<>:"|?*\x00-\x1f]')
 _BLOCK = 1 << 20
 

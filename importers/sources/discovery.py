@@ -16,6 +16,8 @@ from pathlib import Path
 from importers import registry
 from importers.base import Skip
 
+__all__ = ["AGENT_FORMATS", "SQLITE_FORMATS", "SourceFile", "discover"]
+
 AGENT_FORMATS: tuple[str, ...] = tuple(importer.name for importer in registry.AGENT_LOGS)
 SQLITE_FORMATS = frozenset(importer.name for importer in registry.AGENT_LOGS if importer.database)
 

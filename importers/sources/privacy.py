@@ -28,6 +28,8 @@ from storage.filters import Filters
 from storage.library import Library
 from storage.models import Conversation, content_hash
 
+__all__ = ["EXCLUDED", "Exclusions", "delete", "finish", "finish_deletes", "forget", "matching", "unforget"]
+
 EXCLUDED = "excluded by settings"
 
 

@@ -30,6 +30,8 @@ from storage.errors import StoreError
 from storage.library import IngestProgress, Library
 from storage.models import Conversation
 
+__all__ = ["ArchivedFile", "ReindexReport", "Reindexer", "archived_files"]
+
 log = logging.getLogger(__name__)
 
 

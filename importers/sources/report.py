@@ -14,6 +14,8 @@ from importers.base import Skip
 if TYPE_CHECKING:
     from storage.ingest import IngestStats
 
+__all__ = ["Change", "Outcome", "SourceSummary", "SyncReport", "listed", "noted"]
+
 Change = Literal["new", "grown", "edited", "unchanged"]
 MAX_LISTED = 10
 

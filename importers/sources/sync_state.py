@@ -24,6 +24,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+__all__ = ["STATE_FILE", "FileMark", "SyncState", "tail_hash"]
+
 log = logging.getLogger(__name__)
 
 STATE_FILE = "sync-state.json"

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
@@ -82,7 +83,12 @@ def build_server(settings: Settings, library_factory: LibraryFactory | None = No
         warm.start()
         embedding.start()
         syncing.start()
-        yield None
+        try:
+            yield None
+        finally:
+            # A client that leaves during the warm-up: the library finishes opening (and is then
+            # closed) rather than being cut off by the interpreter's exit half way through.
+            await anyio.to_thread.run_sync(warm.wait)
 
     server: MCPServer[Any] = PastchatsServer(
         name="pastchats",

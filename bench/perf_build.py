@@ -28,10 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
-from server.settings_quick import derived_models_dir
 
 from bench.perf_corpus import CorpusWriter
 from bench.wrapped import WrappedEmbedder
+from server.settings import derived_models_dir
 from storage import ingest
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
 from storage.library import IngestProgress, Library

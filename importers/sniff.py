@@ -2,9 +2,9 @@
 
 Every importer's `detect` is a function here, and so is the choice `pastchats import` makes
 (`choose`: the format named, or the detected one, or an error that names the format the path looks
-like). It imports the standard library only (no pydantic, no importer, no JSON parser), so the CLI's
-fast path (`server.cli`) answers a wrong path or format with the same words before anything heavy
-loads, and `importers.registry` gives the same answers through the importers.
+like). It imports the standard library only (no pydantic, no importer, no JSON parser), so a wrong path or
+format is answered before anything heavy loads; `importers.registry` gives the same answers through
+the importers.
 """
 
 from __future__ import annotations

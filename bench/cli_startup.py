@@ -8,10 +8,10 @@ and p95 over the rounds, of wall time and of CPU time (user + system: less sensi
 machine). The store is the bundled sample chats, imported once with the real model when
 `--model-cache` is given (else keyword-only), or a copy of `--store` (e.g. the 100k perf store).
 `--baseline-repo` also times the same commands from another checkout's code (e.g. main before a
-change), through the same interpreter. `import lancedb` is also timed alone, plain and as pastchats
-imports it (`storage.lancedb_import`). The commands that delete a chat run on a fresh copy of the
-store each time (not timed); the next command waits until that delete has been finished (by a
-background process, on the quick path) and the copy is gone, so no round pays for another's.
+change), through that checkout's own `.venv` when it has one (else this interpreter). The commands
+that delete a chat run on a fresh copy of the store each time (not timed); the next command waits
+until that delete has been finished (an older checkout finished it in a background process) and the
+copy is gone, so no round pays for another's.
 """
 
 from __future__ import annotations
@@ -50,13 +50,6 @@ def commands(home: Path, missing: Path, uri: str, plain: Path) -> dict[str, list
     }
 
 
-IMPORTS = {
-    "import lancedb (plain)": "import lancedb",
-    "import lancedb (as pastchats does)": "import sys; sys.path.insert(0, {repo!r}); "
-    "from storage.lancedb_import import import_lancedb; import_lancedb()",
-}
-
-
 # Commands that change the store: timed on a copy made just before (see the module's docstring).
 CHANGES = ("delete (one chat)", "forget (the same chat by project)")
 
@@ -81,6 +74,12 @@ def settled(copy: Path) -> None:
         with lock.open("a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)  # the finisher holds it until it is done
     shutil.rmtree(copy, ignore_errors=True)
+
+
+def python_of(checkout: Path) -> str:
+    """The checkout's own interpreter (its dependencies may differ from this one's), else this one."""
+    own = checkout / ".venv" / "bin" / "python"
+    return str(own) if own.exists() else sys.executable
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -125,7 +124,7 @@ def main() -> None:
     for label, checkout in variants.items():
         if homes[label] != home:
             shutil.copytree(home, homes[label], symlinks=True)
-        listing = [sys.executable, "-c", CLI.format(repo=str(checkout)), "--home", str(homes[label])]
+        listing = [python_of(checkout), "-c", CLI.format(repo=str(checkout)), "--home", str(homes[label])]
         done = subprocess.run([*listing, "recent", "-n", "1", "--json"], env=env, check=True, capture_output=True)
         newest = json.loads(done.stdout)["chats"][0]
         uri, project = newest["uri"], newest["project"]
@@ -134,12 +133,10 @@ def main() -> None:
     plain.write_text('{"conversations": []}\n', encoding="utf-8")
     runs: dict[str, list[str]] = {"bare interpreter (python -c pass)": [sys.executable, "-c", "pass"]}
     scratch: dict[str, Path] = {}  # the commands run on a copy of this store
-    for name, code in IMPORTS.items():
-        runs[name] = [sys.executable, "-c", code.format(repo=str(repo))]
     for label, checkout in variants.items():
         for name, argv in commands(homes[label], work / "missing.json", uri, plain).items():
             argv = [arg.replace("{project}", project or "") for arg in argv]
-            runs[f"{name} [{label}]"] = [sys.executable, "-c", CLI.format(repo=str(checkout)), *argv]
+            runs[f"{name} [{label}]"] = [python_of(checkout), "-c", CLI.format(repo=str(checkout)), *argv]
             if name in CHANGES:
                 scratch[f"{name} [{label}]"] = homes[label]
     walls: dict[str, list[float]] = {name: [] for name in runs}

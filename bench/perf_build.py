@@ -31,7 +31,7 @@ import numpy as np
 
 from bench.perf_corpus import CorpusWriter
 from bench.wrapped import WrappedEmbedder
-from server.settings_quick import derived_models_dir
+from server.settings import derived_models_dir
 from storage import ingest
 from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
 from storage.library import IngestProgress, Library

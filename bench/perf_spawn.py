@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,9 +110,7 @@ async def _session(
             if result.is_error:
                 raise RuntimeError(f"search failed: {result.content}")
         if rss_after:
-            # The MCP SDK is up well within this (the stdio front answers until it is): what follows is
-            # timed as the SDK serves it.
-            await anyio.sleep(SETTLE_SECONDS)
+            await anyio.sleep(SETTLE_SECONDS)  # background work after start-up settles first
             searches = []
             for i in range(rss_after):
                 sent = time.perf_counter()
@@ -124,7 +123,7 @@ async def _session(
                 memory = memory_of(pids[-1])
                 memory["mappings"] = mappings_of(pids[-1])
             searches.sort()
-            memory["search_after_hand_over_ms"] = {
+            memory["search_ms"] = {
                 "p50": round(1000 * searches[len(searches) // 2], 1),
                 "p95": round(1000 * searches[min(len(searches) - 1, int(len(searches) * 0.95))], 1),
             }
@@ -176,61 +175,40 @@ def minimal_memory() -> dict[str, float]:
     return result
 
 
-# One process: the settings, then the SDK and `server.app` imported and the library opened for serving
-# (`wiring.open_for_serving`, as the warm-up does), either in series or with the warm-up on a thread
-# started before the SDK import; then one search. Seconds from the start to each, and the process's CPU.
-ORDER_SCRIPT = """
-import json, os, sys, threading, time
-started = time.perf_counter()
-from pathlib import Path
-from server import wiring
-from server.settings import Settings
-mode, settings = sys.argv[1], Settings(home=Path(sys.argv[2]), sync=False)
-found = {}
-def warm_up():
-    found["library"] = wiring.open_for_serving(settings)
-    found["library_ready"] = time.perf_counter() - started
-thread = threading.Thread(target=warm_up)
-if mode == "beside":
-    thread.start()
-import mcp.server.mcpserver
-import server.app
-sdk_ready = time.perf_counter() - started
-if mode == "series":
-    thread.start()
-thread.join()
-found["library"].search(sys.argv[3])
-times = os.times()
-print(json.dumps({"sdk_ready": sdk_ready, "library_ready": found["library_ready"],
-                  "first_search": time.perf_counter() - started, "cpu": times.user + times.system}))
-"""
+def compare(home: Path, rounds: int, against: Path | None, searches: int) -> dict[str, Any]:
+    """Alternating rounds of the minimal SDK server, this install's `pastchats serve` and `against`
+    (another install's `pastchats`): medians of spawn -> `initialize` and -> first result, and each
+    pastchats' memory after `searches` more searches (last round)."""
+    from bench.perf_corpus import queries
 
-
-def warm_up_order(home: Path, pairs: int) -> dict[str, list[dict[str, float]]]:
-    """The warm-up after the SDK's import (`series`, as shipped) or beside it (`beside`), alternating."""
-    from bench.perf_run import queries
-
-    out: dict[str, list[dict[str, float]]] = {"series": [], "beside": []}
-    with tempfile.TemporaryDirectory() as user_home:
-        env = minimal_env(None, Path(user_home))
-        for query in queries(count=pairs):
-            for mode in out:
-                done = subprocess.run(
-                    [sys.executable, "-c", ORDER_SCRIPT, mode, str(home), query],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                out[mode].append(json.loads(done.stdout))
-    return out
+    commands = {"this install": None} | ({"against": against} if against else {})
+    found: dict[str, dict[str, list[float]]] = {"minimal SDK server": {"initialize": []}}
+    found |= {label: {"initialize": [], "first_result": []} for label in commands}
+    memory: dict[str, dict[str, Any]] = {}
+    qs = queries(count=rounds)
+    for i in range(rounds):
+        found["minimal SDK server"]["initialize"].append(spawn_minimal())
+        for label, command in commands.items():
+            last = i == rounds - 1
+            initialized, first, used = spawn_pastchats(home, [qs[i]], searches if last else 0, command)
+            found[label]["initialize"].append(initialized)
+            found[label]["first_result"].append(first or 0.0)
+            if last:
+                memory[label] = used
+    medians = {label: {k: round(statistics.median(v), 3) for k, v in times.items()} for label, times in found.items()}
+    floor = medians["minimal SDK server"]["initialize"]
+    for label in commands:
+        medians[label]["initialize_x_minimal"] = round(medians[label]["initialize"] / floor, 2)
+    return {"rounds": rounds, "medians": medians, "all": found, "memory": memory, "minimal_memory": minimal_memory()}
 
 
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(description="Start-up arrangements of `pastchats serve`, measured.")
-    parser.add_argument("measure", choices=["order"])
+    parser = argparse.ArgumentParser(description="Start-up and memory of `pastchats serve` as a client starts it.")
     parser.add_argument("--home", type=Path, required=True, help="a store (a copy: it is opened for serving)")
-    parser.add_argument("--pairs", type=int, default=6)
-    print(json.dumps(warm_up_order(parser.parse_args().home, parser.parse_args().pairs), indent=1))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--against", type=Path, help="another install's `pastchats`, measured in the same rounds")
+    parser.add_argument("--searches", type=int, default=20, help="searches before memory is read (last round)")
+    args = parser.parse_args()
+    print(json.dumps(compare(args.home, args.rounds, args.against, args.searches), indent=1))

@@ -1,8 +1,8 @@
 """The MCP server: three read-only tools over one library, opened in the background at start-up.
 
 Opening the library (LanceDB, Tantivy, the embedding model) takes seconds; `initialize` must not wait
-for it. The lifespan starts the warm-up on a thread (`server.warm_up`) and returns at once, unless the
-stdio front started it already; a tool call awaits it.
+for it. The lifespan starts the warm-up on a thread (`server.warm_up`) and returns at once, so the
+library opens while the client initializes; a tool call awaits it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
@@ -68,13 +69,10 @@ class PastchatsServer(MCPServer[Any]):
             raise
 
 
-def build_server(
-    settings: Settings, library_factory: LibraryFactory | None = None, warm: WarmLibrary | None = None
-) -> MCPServer[Any]:
-    """The MCP server with its three tools. Tests pass a factory returning a library they built; the
-    stdio front passes the warm-up it started (from the same factory)."""
+def build_server(settings: Settings, library_factory: LibraryFactory | None = None) -> MCPServer[Any]:
+    """The MCP server with its three tools. Tests pass a factory returning a library they built."""
     factory = library_factory or wiring.open_for_serving
-    warm = warm or WarmLibrary(lambda: factory(settings))
+    warm = WarmLibrary(lambda: factory(settings))
     syncing = BackgroundSync(settings, warm.wait)
     embedding = BackgroundEmbedding(warm.wait)
 
@@ -85,7 +83,12 @@ def build_server(
         warm.start()
         embedding.start()
         syncing.start()
-        yield None
+        try:
+            yield None
+        finally:
+            # A client that leaves during the warm-up: the library finishes opening (and is then
+            # closed) rather than being cut off by the interpreter's exit half way through.
+            await anyio.to_thread.run_sync(warm.wait)
 
     server: MCPServer[Any] = PastchatsServer(
         name="pastchats",

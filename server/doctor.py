@@ -25,7 +25,7 @@ class Check:
 
 
 def check_model(settings: Settings) -> Check:
-    from server.cli_model import model_report
+    from server.cli.model import model_report
 
     report = model_report(settings)
     fix = f"pastchats model install {report['model']}  (offline: add --from DIR, a fastembed cache or model folder)"

@@ -37,7 +37,7 @@ def embed_with_progress(library: Library, *, show: bool = True) -> int:
 
 def embed_awaiting(settings: Settings) -> None:
     """After `model install`: embed the store's waiting passages, if it has any."""
-    from server.cli_common import opened
+    from server.cli.common import opened
 
     with opened(settings) as library:
         done = embed_with_progress(library)
@@ -47,8 +47,8 @@ def embed_awaiting(settings: Settings) -> None:
 
 def switch_model(settings: Settings, name: str) -> None:
     """`model use NAME`: re-embed every passage with the new model, with progress."""
-    from server.cli_common import opened
-    from server.settings_quick import derived_models_dir
+    from server.cli.common import opened
+    from server.settings import derived_models_dir
     from storage.embedder import EmbedderUnavailable, FastEmbedder
     from storage.library import StoreError
 

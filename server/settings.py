@@ -6,10 +6,12 @@ import os
 from pathlib import Path
 from typing import Literal
 
+import platformdirs
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from server.settings_quick import default_home, default_model_cache, resolve_model
+from storage.defaults import DEFAULT_MODEL
+from storage.store_meta import store_model
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
@@ -31,7 +33,29 @@ def agent_environment() -> dict[str, str]:
     return {name: os.environ[name] for name in AGENT_VARIABLES if os.environ.get(name)}
 
 
-__all__ = ["LOOPBACK_HOSTS", "Settings", "agent_environment", "default_home", "default_model_cache"]
+def default_home() -> Path:
+    return Path(platformdirs.user_data_dir("pastchats", appauthor=False))
+
+
+def default_model_cache() -> Path:
+    """pastchats' own model cache: every process finds it, whatever environment a client gives it."""
+    return Path(platformdirs.user_cache_dir("pastchats", appauthor=False)) / "models"
+
+
+def derived_models_dir() -> Path:
+    """Where pastchats keeps files it derives from installed models (the int8 copy for documents):
+    its own cache, whatever folder the models themselves are read from (which may be shared)."""
+    return default_model_cache() / "derived"
+
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "Settings",
+    "agent_environment",
+    "default_home",
+    "default_model_cache",
+    "derived_models_dir",
+]
 
 
 class Settings(BaseSettings):
@@ -116,7 +140,7 @@ class Settings(BaseSettings):
 
     def model_name(self) -> str:
         """The model to use: the setting, else the one the store was embedded with, else the default."""
-        return resolve_model(self.model, self.home)
+        return self.model or store_model(self.home) or DEFAULT_MODEL
 
     @property
     def is_loopback(self) -> bool:

@@ -15,19 +15,15 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
-from server.warm_up import WarmLibrary
 from storage.errors import PastchatsError
 
-if TYPE_CHECKING:  # the SDK (and pydantic-settings) once the stdio front has done what it can without them
+if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from server.settings import Settings
-    from server.stdio_front import StdioFront
-    from storage.library import Library
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
@@ -140,58 +136,7 @@ def http_app(server: MCPServer[Any], settings: Settings, transport: Transport) -
     return ExactHost(app, settings.port) if settings.is_loopback else app
 
 
-# How long the SDK's import waits, once the library is open, for tool calls the front is running.
-CALLS_BEFORE_THE_SDK_SECONDS = 2.0
-# How long the process waits at the end for a tool call the front is still running.
-LAST_CALL_SECONDS = 60.0
-
-
-def warm_up_behind_front(
-    front: StdioFront | None, open_library: Callable[[], Library], budget: int
-) -> WarmLibrary | None:
-    """With the stdio front answering (`server.stdio_front`), the library opens now, before the SDK is
-    imported, and the front runs tool calls on it; the SDK's import waits for both, as on 2 cores
-    each would only slow the other down. None (the server opens the library itself) when the front
-    stepped aside."""
-    if front is None:
-        return None
-    front.wait_for_first_line()
-    if front.early is None:
-        return None
-    logger.debug("the stdio front answers tool calls from the library while the MCP SDK waits")
-    warm = WarmLibrary(open_library)
-    warm.start()
-    front.serve_calls(warm.wait, budget)
-    warm.wait()
-    front.wait_for_calls(CALLS_BEFORE_THE_SDK_SECONDS)
-    return warm
-
-
-async def serve_behind_front(server: MCPServer[Any], front: StdioFront) -> None:
-    """What `server.run("stdio")` does, on the streams the front hands over (`server.stdio_front`)."""
-    import anyio
-    import anyio.to_thread
-    from mcp.server.stdio import stdio_server
-
-    lowlevel = server._lowlevel_server  # the SDK's own stdio run serves this, with these options
-    # The wire is a text file as far as anyio uses it (write, flush), not a whole `IO[str]`.
-    stdin, stdout = anyio.wrap_file(front.sdk_stdin()), anyio.wrap_file(cast("IO[str]", front.sdk_stdout()))
-    front.divert_standard_streams()
-    try:
-        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-    finally:
-        front.restore_standard_streams()
-    # A call the front took is finished by the front, before the library it reads is closed.
-    await anyio.to_thread.run_sync(front.wait_for_calls, LAST_CALL_SECONDS)
-
-
-def serve(server: MCPServer[Any], settings: Settings, transport: Transport, front: StdioFront | None = None) -> None:
-    if transport == "stdio" and front is not None:
-        import anyio
-
-        anyio.run(serve_behind_front, server, front)
-        return
+def serve(server: MCPServer[Any], settings: Settings, transport: Transport) -> None:
     if transport == "stdio":
         server.run("stdio")
         return

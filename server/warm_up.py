@@ -1,8 +1,7 @@
 """Opening the library (LanceDB, Tantivy, the embedding model) on a background thread, once.
 
 It takes seconds, so nothing waits for it that need not: `initialize` is answered without it, and a
-tool call waits for this one outcome. The standard library only at import: the stdio front starts the
-warm-up before the MCP SDK is imported (`server.stdio_front`), and the server then serves from it.
+tool call waits for this one outcome.
 """
 
 from __future__ import annotations
@@ -13,7 +12,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from storage.errors import PastchatsError
+import anyio.to_thread
+
+from storage.errors import PastchatsError, StoreError
+from tools.errors import tool_error
 
 if TYPE_CHECKING:
     from storage.library import Library
@@ -72,11 +74,6 @@ class WarmLibrary:
         return self._library
 
     async def get(self) -> Library:
-        import anyio.to_thread  # here, not at import: the stdio front imports this module before anyio
-
-        from storage.errors import StoreError
-        from tools.errors import tool_error
-
         self.start()
         if not self._done.is_set():
             await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)

@@ -12,9 +12,9 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pydantic-settings is not imported on the way to `serve`'s first result
+if TYPE_CHECKING:
     from importers.sources.privacy import Exclusions
     from importers.sources.sync import Syncer
     from server.settings import Settings
@@ -24,19 +24,9 @@ if TYPE_CHECKING:  # pydantic-settings is not imported on the way to `serve`'s f
 log = logging.getLogger("pastchats.server")
 
 
-class StoreSettings(Protocol):
-    """What opening the store for serving reads: `Settings`, or `serve`'s quick reader before it."""
-
-    @property
-    def home(self) -> Path: ...
-    @property
-    def model_cache(self) -> Path: ...
-    def model_name(self) -> str: ...
-
-
 def open_library(settings: Settings, *, load_model: bool = True) -> Library:
     """The real library, with the configured model (not loaded for commands that only read or delete)."""
-    from server.settings_quick import derived_models_dir
+    from server.settings import derived_models_dir
     from storage.library import Library  # deferred: pulls in lancedb (start-up speed)
 
     return Library.open(
@@ -75,7 +65,7 @@ class ModelLoad:
         return self.embedder, self.error
 
 
-def open_for_serving(settings: StoreSettings) -> Library:
+def open_for_serving(settings: Settings) -> Library:
     """The library as the server needs it, ready for the first search as early as possible.
 
     The model loads on its own thread while the store opens, so a first search waits for the slower

@@ -24,9 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from storage import catalog_read
-from storage.catalog_read import FILE, FORMAT, Stamp, preview_spans
-from storage.recent import StoreStats, recent_page, store_stats
+from storage.recent import StoreStats, preview_spans, recent_page, store_stats
 from storage.store_meta import read_meta, refuse_newer
 from storage.times import naive_utc
 
@@ -38,6 +36,20 @@ if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs 
     from storage.results import ChatPage, RecentResult
 
 log = logging.getLogger(__name__)
+
+FILE = "catalog.sqlite"
+# 1: state as JSON values. 2: plain SQL values, store.json recorded. 3: every chat's messages, for
+# `read` and `export`.
+FORMAT = 3
+TABLES = ("conversations", "messages", "chunks")
+STORE_META = "store.json"
+JOURNAL = "journal.json"
+# The chats table's columns but its messages (a listing reads only the preview).
+CHAT_COLUMNS = (
+    "id, source, title, created, updated, project, url, message_count, version, first_message, last_message, preview"
+)
+
+Stamp = tuple[int, int, int]  # (version, mtime_ns, size) of a table's newest manifest
 
 BATCH = 200  # chats read from LanceDB per query when rebuilding
 _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
@@ -62,8 +74,93 @@ CREATE TABLE chats (
 
 
 def table_stamps(lancedb_dir: Path) -> dict[str, Stamp] | None:
-    """Each table's newest manifest as it is on disk (`storage.catalog_read.table_stamps`)."""
-    return catalog_read.table_stamps(str(lancedb_dir))
+    """Each table's newest manifest as it is on disk, or None when one cannot be read.
+
+    Lance names manifests `<version>.manifest`, or (its newer scheme, 20 digits) `<u64::MAX -
+    version>.manifest` so that a listing finds the newest first. The stat fields tell a table dropped
+    and recreated at the same version number (the model changed) from the one that was there before.
+    """
+    stamps: dict[str, Stamp] = {}
+    for table in TABLES:
+        folder = lancedb_dir / f"{table}.lance" / "_versions"
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            return None
+        numbers = [int(stem) for name in names if (stem := name[:-9]).isdigit() and name.endswith(".manifest")]
+        if not numbers:
+            return None
+        descending = any(n >= 2**63 for n in numbers)
+        number = min(numbers) if descending else max(numbers)
+        name = f"{number:020d}.manifest" if descending else f"{number}.manifest"
+        try:
+            info = os.stat(folder / name)
+        except OSError:
+            return None
+        version = 2**64 - 1 - number if descending else number
+        stamps[table] = (version, info.st_mtime_ns, info.st_size)
+    return stamps
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """An open catalog file; mode=rw: never created here (a missing catalog is a miss, not an empty store)."""
+    return sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=5, isolation_level=None)
+
+
+def _stamps_in(connection: sqlite3.Connection) -> dict[str, Stamp]:
+    rows = connection.execute("SELECT name, version, mtime_ns, size FROM stamps").fetchall()
+    return {str(name): (int(a), int(b), int(c)) for name, a, b, c in rows}
+
+
+def state(connection: sqlite3.Connection) -> dict[str, object]:
+    return {str(key): value for key, value in connection.execute("SELECT key, value FROM state")}
+
+
+def deleting(home: Path) -> bool:
+    """Whether a delete was committed and not finished (a killed `delete`): its chats may still be in
+    the tables the catalog matches, and opening the store finishes it."""
+    if not (home / JOURNAL).exists():  # the usual case: no write under way
+        return False
+    from storage.journal import load_journal
+
+    return bool(load_journal(str(home / JOURNAL))["deleting"])
+
+
+def open_current(home: Path) -> sqlite3.Connection | None:
+    """The catalog in a read transaction (the caller closes it) when it reflects LanceDB as it is now;
+    None when missing, stale, unreadable, or a delete is half done."""
+    path = home / FILE
+    if not path.is_file() or deleting(home):
+        return None
+    try:
+        connection = connect(path)
+    except sqlite3.Error:
+        return None
+    try:
+        connection.execute("BEGIN")
+        stamps = _stamps_in(connection)
+        tables = {t: stamps[t] for t in TABLES if t in stamps}
+        fresh = state(connection).get("format") == FORMAT and tables == table_stamps(home / "lancedb")
+    except (sqlite3.Error, ValueError, TypeError):
+        fresh = False
+    if not fresh:
+        connection.close()
+        return None
+    return connection
+
+
+def tree_bytes(path: Path) -> int:
+    """Bytes of every file under `path` (what `stats` reports)."""
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                full = os.path.join(folder, name)
+                if os.path.isfile(full):
+                    total += os.stat(full).st_size
+            except OSError:
+                continue
+    return total
 
 
 def _us(value: datetime | None) -> int | None:
@@ -105,16 +202,16 @@ class Catalog:
         self.path = home / "lancedb"
         self._db = connection
         self._db.row_factory = sqlite3.Row
-        self._state = catalog_read.state(connection)
+        self._state = state(connection)
 
     @classmethod
     @contextmanager
     def read(cls, home: Path, model: str = "") -> Iterator[Catalog | None]:
         """The catalog when it reflects LanceDB as it is now; None when missing, stale or unreadable
-        (`storage.catalog_read.open_current`). `model`: the configured model, which `stats` names (as
+        (`open_current`). `model`: the configured model, which `stats` names (as
         a library opened without it does)."""
         refuse_newer(home)  # as opening the store would
-        connection = catalog_read.open_current(str(home), store_meta=False)
+        connection = open_current(home)
         if connection is None:
             yield None
             return
@@ -140,7 +237,8 @@ class Catalog:
     # ---- the LanceStore read methods, from the catalog ---------------------------------------
 
     def counts(self) -> tuple[int, int, int]:
-        return catalog_read.counts(self._state)
+        values = self._state
+        return int(str(values["conversations"])), int(str(values["messages"])), int(str(values["chunks"]))
 
     def pending_count(self) -> int:
         return int(str(self._state["pending"]))
@@ -149,10 +247,12 @@ class Catalog:
         return self.counts()[0] == 0
 
     def column_counts(self, column: str) -> dict[str, int]:
-        return catalog_read.column_counts(self._db, column)
+        # In the order `LanceStore.column_counts` gave them (value order): `stats` lists ties so.
+        rows = self._db.execute("SELECT value, count FROM column_counts WHERE kind = ? ORDER BY position", (column,))
+        return {str(value): int(count) for value, count in rows}
 
     def disk_bytes(self) -> int:
-        return catalog_read.tree_bytes(str(self.path))
+        return tree_bytes(self.path)
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
         clauses, args = self._where(filters)
@@ -183,7 +283,7 @@ class Catalog:
         for start in range(0, len(unique), 500):
             batch = unique[start : start + 500]
             marks = ", ".join("?" for _ in batch)
-            query = f"SELECT {catalog_read.CHAT_COLUMNS} FROM chats WHERE id IN ({marks})"
+            query = f"SELECT {CHAT_COLUMNS} FROM chats WHERE id IN ({marks})"
             found += self._db.execute(query, batch).fetchall()
         return found
 
@@ -250,7 +350,7 @@ class Catalog:
         for start in range(0, len(found), BATCH):
             batch = found[start : start + BATCH]
             marks = ", ".join("?" for _ in batch)
-            query = f"SELECT {catalog_read.CHAT_COLUMNS}, messages FROM chats WHERE id IN ({marks})"
+            query = f"SELECT {CHAT_COLUMNS}, messages FROM chats WHERE id IN ({marks})"
             rows = {row["id"]: row for row in self._db.execute(query, batch)}
             for cid in batch:
                 row = rows[cid]
@@ -281,10 +381,10 @@ class Catalog:
 def recorded_stamps(home: Path) -> dict[str, Stamp] | None:
     """The table versions the catalog reflects (None: no usable catalog)."""
     try:
-        with closing(catalog_read.connect(str(home / FILE))) as connection:
-            if catalog_read.state(connection).get("format") != FORMAT:
+        with closing(connect(home / FILE)) as connection:
+            if state(connection).get("format") != FORMAT:
                 return None
-            return catalog_read.recorded_stamps(connection)
+            return _stamps_in(connection)
     except (sqlite3.Error, ValueError, TypeError):
         return None
 
@@ -310,7 +410,10 @@ def refresh(home: Path, store: LanceStore, ids: Sequence[str] | None) -> None:
 def _write_state(connection: sqlite3.Connection, home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
     """The totals, the table versions and store.json as they are (what the lean `stats` trusts)."""
     conversations, messages, chunks = store.counts()
-    raw = catalog_read.read_bytes(str(home / catalog_read.STORE_META))
+    try:
+        raw: bytes | None = (home / STORE_META).read_bytes()
+    except OSError:
+        raw = None
     meta = read_meta(home) if raw is not None else {}  # read after the bytes: a change since is a miss
     model, store_format = meta.get("model"), meta.get("format")
     state = {
@@ -425,7 +528,7 @@ def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
 
 
 def _update(home: Path, store: LanceStore, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
-    with closing(catalog_read.connect(str(home / FILE))) as connection:
+    with closing(connect(home / FILE)) as connection:
         connection.execute("BEGIN IMMEDIATE")
         connection.execute(TIMELINE_INDEX)
         _write(connection, home, store, stamps, sorted(set(ids)))

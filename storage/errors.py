@@ -3,7 +3,7 @@
 An expected failure is one the user (or the model) can act on: its message is one line that names
 the next step. Anything that is not a `PastchatsError` is a bug: logged with its traceback, shown as
 one short line. Each error is translated exactly once per surface: to an MCP `ToolError` by
-`tools.errors.tool_error` and to a CLI error by `server.cli_common.PastchatsGroup`.
+`tools.errors.tool_error` and to a CLI error by `server.cli.common.PastchatsGroup`.
 
     PastchatsError                     storage.errors
     ├── StoreError                     storage.errors: the store cannot do what was asked

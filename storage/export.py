@@ -8,8 +8,8 @@ per line; JSON writes `{"conversations": [...]}`. Both are streamed: the store i
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: `pastchats export`'s fast path (`server.cli_read`) writes through here
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import Any, Literal, Protocol, TextIO

@@ -1,8 +1,8 @@
 """The store as readers must see it while a delete is being finished: without the chats the delete
 committed to, whatever rows of theirs an index still holds (`storage.journal.DeletedWatch`).
 
-Used by `Library` only while the journal names such chats (the quick `pastchats delete` commits them
-and leaves the removal to a background process, `server.cli_delete`): the usual read pays nothing.
+Used by `Library` only while the journal names such chats (a delete committed and not yet finished):
+the usual read pays nothing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`journal.json`: what a write or a delete began and did not finish (`storage.locks` keeps it).
 
-Apart from the lock so that a reader (the catalog, for `stats` and `recent`) and the quick `delete`
-(`server.cli_delete`) can use it without importing filelock (~0.1 s of start-up).
+Apart from the lock so that a reader (the catalog, for `stats` and `recent`) can read it without
+taking the lock.
 """
 
 from __future__ import annotations

@@ -3,15 +3,15 @@ the catalog (`storage.catalog`: `pastchats read` without opening LanceDB). Tests
 sources on the same stores and arguments.
 
 The paging rules (which chat a uri names, which message `around` names, where a page starts) are
-plain functions on plain values, importable without pydantic or `typing`: the lean `pastchats read`
-(`server.cli_read`) pages with the same functions (start-up speed).
+plain functions on plain values.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from storage.errors import NotFound, UnknownMessage
 
-TYPE_CHECKING = False  # not typing's: the lean `pastchats read` does without importing it
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from datetime import datetime

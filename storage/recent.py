@@ -10,7 +10,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from storage.catalog_read import preview_spans
 from storage.errors import UnknownProject
 from storage.filters import Filters
 from storage.times import utc
@@ -19,6 +18,19 @@ if TYPE_CHECKING:  # imported where used: `stats` needs none of these pydantic m
     from storage.hits import ConversationMeta
     from storage.models import Message
     from storage.results import Match, RecentResult
+
+
+PREVIEW_HEAD = 2  # the opening exchange says what a chat was about
+PREVIEW_TAIL = 2  # the last turns say where it ended
+
+
+def preview_spans(message_count: int) -> list[tuple[int, int]]:
+    """Which messages stand for a chat in a listing: its opening exchange and, if longer, its last turns."""
+    if message_count == 0:
+        return []
+    if message_count <= PREVIEW_HEAD + PREVIEW_TAIL:
+        return [(0, message_count - 1)]
+    return [(0, PREVIEW_HEAD - 1), (message_count - PREVIEW_TAIL, message_count - 1)]
 
 
 class ChatSource(Protocol):

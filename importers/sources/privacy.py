@@ -131,9 +131,8 @@ def finish_deletes(library: Library, state: SyncState) -> None:
 
 
 def finish(library: Library, *, wait: float = -1) -> None:
-    """Complete every delete committed to the journal and not finished: what the quick `pastchats
-    delete` leaves to a process of its own (`server.cli_delete`). Also drops the table versions that
-    still hold the deleted text, when no reader needs them."""
+    """Complete every delete committed to the journal and not finished (one cut short). Also drops the
+    table versions that still hold the deleted text, when no reader needs them."""
     with library.lock.hold(timeout=wait):  # taking the lock removes the rows (`Library._finish_deletes`)
         finish_deletes(library, SyncState.load(library.home))
         library.prune()

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 from mcp import Client
 
-from server.cli_commands import cli
+from server.cli import cli
 from storage.embedder import HashEmbedder
 from storage.library import Library
 from tests.tools.helpers import server_for, text_of

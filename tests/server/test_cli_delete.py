@@ -1,93 +1,28 @@
-"""The quick `pastchats delete` and `forget` (server/cli_delete.py): the click commands' output and exit
-status without loading LanceDB, the chats gone from every reader the moment the command returns, and
-the removal finished in the background (or, if that process dies, by whoever opens the store next)."""
+"""`pastchats delete` and `forget`: what they print, their exit status, and the chats gone from every
+index, the catalog and the archive when the command returns (and kept out of the next sync)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 
 from importers.sources.sync_state import SyncState
-from storage import lean_lock
+from server.cli import cli
 from storage.catalog import Catalog
 from storage.filters import Filters
 from storage.library import Library
-from storage.locks import WriteLock
 from tests.importers.sources.agent_home import CODEX, SHOP, SHOP_FILE, make_agent_home
 
 ROOT = Path(__file__).resolve().parents[2]
-
-RUN = """
-import sys
-sys.argv[0] = "pastchats"
-try:
-    if {full!r}:
-        from server.cli_commands import cli
-        cli.main(sys.argv[1:], prog_name="pastchats")
-    else:
-        from server.cli import main
-        main()
-except SystemExit as exit:
-    code = exit.code
-print("\\nLOADED " + " ".join(m for m in ("lancedb", "filelock", "pydantic") if m in sys.modules), file=sys.stderr)
-sys.exit(code)
-"""
+DELETED = "Deleted {} chat(s) from every index and the archive.\n"
 
 
-def minimal_env(tmp: Path) -> dict[str, str]:
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp),
-        "PYTHONPATH": str(ROOT),
-        "PASTCHATS_SYNC": "false",
-    }
-
-
-def run(home: Path, args: list[str], *, full: bool = False) -> tuple[str, str, int, set[str]]:
-    """(stdout, stderr, exit status, heavy modules loaded) of `pastchats --home HOME ARGS`."""
-    done = subprocess.run(
-        [sys.executable, "-c", RUN.format(full=full), "--home", str(home), *args],
-        env=minimal_env(home.parent),
-        capture_output=True,
-        stdin=subprocess.DEVNULL,  # `forget` without --yes asks, and reads no answer
-        text=True,
-        timeout=180,
-        cwd=ROOT,
-    )
-    stderr, _, loaded = done.stderr.rpartition("\nLOADED")
-    return done.stdout, stderr, done.returncode, set(loaded.split())
-
-
-def wait_finished(home: Path) -> None:
-    """Until no delete is committed and unfinished, and whoever finished it has let go of the lock."""
-    deadline = time.monotonic() + 120
-    while (home / "journal.json").exists():
-        assert time.monotonic() < deadline, (home / "journal.json").read_text()
-        time.sleep(0.05)
-    fd = lean_lock.acquire(str(home))
-    assert fd is not None
-    lean_lock.release(fd)
-
-
-def finisher_pids(home: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            command = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"server.cli_delete" in command and str(home).encode() in command:
-            found.append(int(entry.name))
-    return found
+def run(home: Path, *args: str, stdin: str | None = None) -> Result:
+    return CliRunner().invoke(cli, ["--home", str(home), *args], input=stdin, env={"PASTCHATS_SYNC": "false"})
 
 
 def rows_of(home: Path) -> set[str]:
@@ -111,136 +46,101 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     agents = make_agent_home(tmp_path_factory.mktemp("agents"))
     agents.syncer().run_once()
     home = agents.library.home
-    run(home, ["stats"], full=True)  # the catalog current, as after any command
+    agents.library.close()
     return home
 
 
-def copy_of(store: Path, where: Path) -> Path:
-    shutil.copytree(store, where, symlinks=True)
-    return where
+@pytest.fixture
+def home(synced: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(synced, tmp_path / "store", symlinks=True))
 
 
-CASES = [
-    ["delete", SHOP],
-    ["delete", SHOP, CODEX, "--json"],
-    ["delete", SHOP, "claude-code:no-such-chat"],
-    ["delete", "--json", "no-such-chat", SHOP, SHOP],
-    ["delete", "no-such-chat"],
-    ["delete", "--json", "no-such-chat"],
-    ["forget", "--project", "/home/ana/src/shop", "--yes"],
-    ["forget", "--source", "codex", "--yes", "--json"],
-    ["forget", "--before", "2100-01-01", "--yes"],
-    ["forget", "--before", "2000-01-01T00:00Z", "--yes", "--json"],
-    ["forget", "--project", "/home/ana/src/shop", "--source", "claude-code", "--before", "2100-01-01", "--yes"],
-    ["forget", "--project", "no-such-project", "--yes"],
-]
+def test_delete_removes_a_chat_from_every_index_and_the_archive(home: Path) -> None:
+    copies = [path for path in (home / "archive").rglob("*") if path.name == Path(SHOP_FILE).name]
+    assert copies  # sync kept a private copy of the chat's log
+    result = run(home, "delete", SHOP)
+    assert (result.stdout, result.stderr, result.exit_code) == (DELETED.format(1), "", 0)
+    assert SHOP not in rows_of(home)
+    assert SHOP in SyncState.load(home).forgotten
+    assert not any(path.exists() for path in copies)
+    listed = run(home, "recent", "-n", "20")
+    assert f"{SHOP}'" not in listed.stdout  # (a subagent's uri extends it)
+    assert "no chat with uri" in run(home, "read", SHOP).stderr
 
 
-@pytest.mark.parametrize("args", CASES)
-def test_the_quick_delete_prints_what_the_click_command_prints_and_leaves_the_same_store(
-    synced: Path, tmp_path: Path, args: list[str]
-) -> None:
-    quick, full = copy_of(synced, tmp_path / "quick" / "store"), copy_of(synced, tmp_path / "full" / "store")
-    *answered, loaded = run(quick, args)
-    *expected, _ = run(full, args, full=True)
-    assert answered == expected
-    assert not loaded & {"lancedb", "filelock"}, loaded
-    wait_finished(quick)
-    assert rows_of(quick) == rows_of(full)
-    assert SyncState.load(quick).forgotten == SyncState.load(full).forgotten
-    archived = [sorted(p.name for p in (store / "archive").rglob("*")) for store in (quick, full)]
-    assert archived[0] == archived[1]
-    # and the catalog is current again: the lean readers answer, as the click group does
-    for reader in (["stats"], ["recent", "-n", "20"]):
-        out, err, status, loaded = run(quick, reader)
-        want, err_wanted, status_wanted, _ = run(full, reader, full=True)
-        # stats' first line names the store and its size on disk (the finisher also prunes old versions)
-        assert (out.split("\n")[reader == ["stats"] :], err, status) == (
-            want.split("\n")[reader == ["stats"] :],
-            err_wanted,
-            status_wanted,
-        )
-        assert "lancedb" not in loaded
-
-
-def test_a_store_named_by_a_relative_path_is_finished_too(synced: Path, tmp_path: Path) -> None:
-    home = copy_of(synced, tmp_path / "store")
-    done = subprocess.run(
-        [sys.executable, "-c", RUN.format(full=False), "--home", "store", "delete", CODEX],
-        env=minimal_env(tmp_path),
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        timeout=180,
-        cwd=tmp_path,
+def test_delete_names_the_uris_it_did_not_find_and_fails_when_it_found_none(home: Path) -> None:
+    result = run(home, "delete", SHOP, "claude-code:no-such-chat")
+    assert (result.stdout, result.stderr, result.exit_code) == (
+        DELETED.format(1),
+        "No chat with uri: claude-code:no-such-chat\n",
+        0,
     )
-    assert done.returncode == 0, done.stderr
-    assert "lancedb" not in done.stderr.rpartition("\nLOADED")[2]
-    wait_finished(home)
-    assert CODEX not in rows_of(home)
+    result = run(home, "delete", "no-such-chat")
+    assert (result.stdout, result.stderr, result.exit_code) == ("", "No chat with uri: no-such-chat\n", 1)
 
 
-def test_a_forget_that_would_ask_first_is_left_to_the_click_command(synced: Path, tmp_path: Path) -> None:
-    home = copy_of(synced, tmp_path / "store")
-    _, err, status, loaded = run(home, ["forget", "--source", "codex"])
-    assert status == 1
-    assert "Aborted" in err  # click.confirm read no answer from the closed stdin
-    assert "lancedb" in loaded
+def test_delete_as_json_lists_what_it_deleted_and_what_it_did_not_find(home: Path) -> None:
+    result = run(home, "delete", "--json", "no-such-chat", SHOP, SHOP, CODEX)
+    assert result.exit_code == 0
+    assert result.stdout == (
+        '{\n  "deleted": [\n    "'
+        + SHOP
+        + '",\n    "'
+        + CODEX
+        + '"\n  ],\n  "not_found": [\n    "no-such-chat"\n  ]\n}\n'
+    )
+    assert rows_of(home).isdisjoint({SHOP, CODEX})
+    result = run(home, "delete", "--json", "no-such-chat")
+    assert (result.stdout, result.exit_code) == (
+        '{\n  "deleted": [],\n  "not_found": [\n    "no-such-chat"\n  ]\n}\n',
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "gone"),
+    [
+        (["--project", "/home/ana/src/shop"], {SHOP}),
+        (["--source", "codex"], {CODEX}),
+        (["--project", "/home/ana/src/shop", "--source", "claude-code", "--before", "2100-01-01"], {SHOP}),
+    ],
+)
+def test_forget_deletes_every_chat_matching_all_the_criteria(home: Path, args: list[str], gone: set[str]) -> None:
+    before = rows_of(home)
+    result = run(home, "forget", *args, "--yes")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Deleted ")
+    assert result.stdout.endswith(" chat(s) from every index and the archive.\n")
+    assert gone <= before - rows_of(home)
+
+
+def test_forget_before_a_date_and_as_json(home: Path) -> None:
+    result = run(home, "forget", "--before", "2000-01-01T00:00Z", "--yes", "--json")
+    assert (result.stdout, result.exit_code) == ('{\n  "deleted": []\n}\n', 0)
+    result = run(home, "forget", "--project", "no-such-project", "--yes")
+    assert (result.stdout, result.exit_code) == ("Nothing matched.\n", 0)
+    result = run(home, "forget", "--before", "2100-01-01", "--yes")
+    assert result.exit_code == 0
+    assert rows_of(home) == set()
+
+
+def test_forget_asks_first_and_deletes_nothing_when_not_told_yes(home: Path) -> None:
+    result = run(home, "forget", "--source", "codex", stdin="n\n")
+    assert result.exit_code == 1
+    assert "Delete 2 chat(s) from every index and the archive? [y/N]" in result.stderr  # a subagent too
+    assert "Aborted" in result.stderr
     assert CODEX in rows_of(home)
 
 
-def test_a_committed_delete_is_hidden_from_every_reader_until_it_is_finished(synced: Path, tmp_path: Path) -> None:
-    home = copy_of(synced, tmp_path / "store")
-    holder = WriteLock(home)  # the finisher waits for this lock, as it would for an import or a server
-    with holder.hold():
-        thread = threading.Thread(target=lambda: results.append(run(home, ["delete", SHOP])))
-        results: list[tuple[str, str, int, set[str]]] = []
-        thread.start()
-        time.sleep(1.0)
-        assert thread.is_alive()  # the quick delete waits for the lock as the click command does
-    thread.join(60)
-    assert results[0][2] == 0
-    with holder.hold():  # taken before the finisher (which needs ~1 s to import LanceDB) takes it
-        assert json.loads((home / "journal.json").read_text())["deleting"] == [SHOP]
-        for args in (["stats"], ["recent", "-n", "20"], ["export"], ["read", SHOP]):
-            out = run(home, args)[0]
-            assert f"{SHOP}'" not in out, args  # (a subagent's uri extends it)
-            assert f'{SHOP}"' not in out, args
-        _, err, status, _ = run(home, ["read", SHOP])
-        assert status == 1
-        assert "no chat with uri" in err
-        library = Library.open(home, load_model=False, heal=False)
-        assert SHOP in set(library.store.conversation_ids(None))  # the rows are still there
-        assert SHOP not in [c.uri for c in library.recent(n=20).chats]
-        assert SHOP not in {c.id for c in library.iter_conversations()}
-    wait_finished(home)
-    assert SHOP not in rows_of(home)
-    assert SHOP in SyncState.load(home).forgotten
-    assert not (home / "archive" / SHOP_FILE).exists()
-
-
-def test_a_finisher_killed_before_it_finished_is_finished_by_the_next_command(synced: Path, tmp_path: Path) -> None:
-    home = copy_of(synced, tmp_path / "store")
-    holder = WriteLock(home)
-    assert run(home, ["delete", CODEX])[2] == 0
-    with holder.hold():
-        pids = finisher_pids(home)
-        assert pids
-        for pid in pids:
-            os.kill(pid, signal.SIGKILL)
-    time.sleep(0.2)
-    assert (home / "journal.json").exists()
-    out, _, status, _ = run(home, ["recent", "-n", "20"])  # opens the store, which finishes the delete
-    assert status == 0
-    assert f"{CODEX}'" not in out
-    assert CODEX not in rows_of(home)
-    run(home, ["delete", "no-such-chat"], full=True)  # takes storage's list into the sync state's
-    assert CODEX in SyncState.load(home).forgotten
+def test_forget_without_criteria_is_a_usage_error(home: Path) -> None:
+    result = run(home, "forget", "--yes")
+    assert result.exit_code == 2
+    assert "say what to forget: --project, --source and/or --before" in result.stderr
 
 
 @pytest.mark.anyio
 @pytest.mark.integration
-async def test_a_running_stdio_server_stops_showing_a_chat_the_moment_it_is_deleted(
+async def test_a_running_stdio_server_stops_showing_a_chat_once_it_is_deleted(
     tmp_path: Path, model_cache_dir: Path
 ) -> None:
     from mcp import Client, StdioServerParameters
@@ -250,7 +150,13 @@ async def test_a_running_stdio_server_stops_showing_a_chat_the_moment_it_is_dele
 
     home = build_real_store(tmp_path / "store", model_cache_dir)
     command = serve_command(home, "serve")
-    env = minimal_env(tmp_path) | {"FASTEMBED_CACHE_PATH": str(model_cache_dir)}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+        "PASTCHATS_SYNC": "false",
+        "FASTEMBED_CACHE_PATH": str(model_cache_dir),
+    }
     params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(ROOT))
 
     async def shown(client: Client) -> tuple[bool, list[str], bool]:
@@ -262,12 +168,7 @@ async def test_a_running_stdio_server_stops_showing_a_chat_the_moment_it_is_dele
 
     async with Client(params, mode="legacy") as client:
         assert await shown(client) == (True, ["nginx", "bread"], True)
-        out, _, status, loaded = run(home, ["delete", "nginx"])
-        assert (out, status) == ("Deleted 1 chat(s) from every index and the archive.\n", 0)
-        assert "lancedb" not in loaded
-        with WriteLock(home).hold():  # the finisher waits: the rows are all still there
-            assert (home / "journal.json").exists()
-            assert await shown(client) == (False, ["bread"], False)
-        wait_finished(home)
+        result = run(home, "delete", "nginx")
+        assert (result.stdout, result.exit_code) == (DELETED.format(1), 0)
         assert await shown(client) == (False, ["bread"], False)
     assert "nginx" not in rows_of(home)

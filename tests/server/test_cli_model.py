@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from server.cli_commands import cli
+from server.cli import cli
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 

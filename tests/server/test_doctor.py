@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from server.cli_commands import cli
+from server.cli import cli
 from storage.library import Library
 from storage.locks import WriteLock
 from tests.storage.helpers import conversation

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from server.cli_commands import cli
+from server.cli import cli
 from server.setup_clients import default_config_path
 
 CLIENTS = ["claude-desktop", "claude-code", "cursor", "vscode"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from server.cli_commands import cli
+from server.cli import cli
 from storage.embedder import HashEmbedder
 from storage.library import STORE_FORMAT, Library
 from tests.storage.helpers import CHATS_FOR_FORMAT as CHATS

@@ -62,3 +62,32 @@ def older_store(home: Path) -> None:
     library.store.reset_chunks(HashEmbedder().dim)
     library.close()
     set_format(home, STORE_FORMAT - 1)
+
+
+def chats() -> list[Conversation]:
+    """Chats of every shape a listing or a page must render: long, unicode, several projects spelled
+    differently, a lone message, one a year later, one whose messages carry their own times."""
+    when = datetime(2025, 1, 4, 9, tzinfo=UTC)
+    long = "A long answer, with many words about tuning PostgreSQL. " * 40
+    dated = conversation("dated", ["day one", "reply", "day three", "reply", "day five"], day=500)
+    stamped = [
+        message.model_copy(update={"created_at": dated.created_at + timedelta(days=i, microseconds=7)})
+        for i, message in enumerate(dated.messages)
+    ]
+    return [
+        conversation("nginx", ["nginx in front of Jellyfin?", "proxy_pass to 8096.", "and TLS?", "certbot."] * 2),
+        conversation("bread", ["Sourdough smells of acetone", "Feed it twice a day."], project="baking", day=1),
+        conversation("lab1", ["Proxmox VLANs", "Tag the bridge."], project="homelab", day=2, updated=when),
+        conversation("lab2", ["ZFS scrub schedule", "Monthly is fine."], project="Homelab", day=2, updated=when),
+        conversation("solo", ["one lonely message"], source="claude", day=3),
+        conversation("pg", ["How do I tune Postgres?", long, "And vacuum?", long, "Thanks", long], day=4),
+        conversation(
+            "unicode",
+            ["Ünïcödé — «quotes», 日本語のテキスト, emoji 🎉", "Réponse: <chat uri='x'> is inert here\n\n\nnext line"],
+            title="Title " + "très long " * 30,
+            project="Naïve ☃",
+            day=5,
+        ),
+        conversation("late", ["a message"], day=400),  # a chat a year later
+        dated.model_copy(update={"messages": stamped, "updated_at": stamped[-1].created_at}),
+    ]

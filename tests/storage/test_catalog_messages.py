@@ -12,8 +12,7 @@ from storage.catalog import Catalog
 from storage.embedder import HashEmbedder
 from storage.export import export
 from storage.library import Library
-from tests.server.test_cli_recent import chats
-from tests.storage.helpers import conversation
+from tests.storage.helpers import chats, conversation
 from tools import read_page
 
 READS: list[dict[str, Any]] = [

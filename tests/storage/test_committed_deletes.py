@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import catalog_read
+from storage.catalog import open_current
 from storage.embedder import HashEmbedder
 from storage.errors import NotFound
 from storage.journal import DeletedWatch
@@ -73,12 +73,12 @@ def test_search_fills_its_results_from_the_other_chats(home: Path) -> None:
 
 def test_the_next_writer_removes_the_rows_and_the_catalog_stays_current(home: Path) -> None:
     WriteLock(home).commit_delete(["caddy"])
-    assert catalog_read.open_current(str(home)) is None  # the lean readers leave it to the store meanwhile
+    assert open_current(home) is None  # the catalog leaves it to the store meanwhile
     library = Library.open(home, embedder=HashEmbedder())  # takes the lock: finishes the delete
     assert "caddy" not in library.store.conversation_ids(None)
     assert library.keywords.doc_count() == library.store.chunk_count()
     assert library.unfinished_deletes() == ["caddy"]  # for the sync state's layer to take (privacy.finish)
-    connection = catalog_read.open_current(str(home))
+    connection = open_current(home)
     assert connection is not None  # updated for the removed chat, not rebuilt or left stale
     assert {row[0] for row in connection.execute("SELECT id FROM chats")} == {"nginx", "bread"}
     connection.close()

@@ -1,7 +1,5 @@
 """`pastchats model status | list | install | use`: the embedding model, kept in pastchats' own cache.
-
-Registered on the main group by `server.cli`. Only `install` ever downloads.
-"""
+Only `install` ever downloads."""
 
 from __future__ import annotations
 
@@ -11,17 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from server.cli.common import make_settings
+
 if TYPE_CHECKING:
     from server.settings import Settings
     from storage.model_files import ModelInfo
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-
-
-def _settings(ctx: click.Context) -> Settings:
-    from server.cli_common import make_settings
-
-    return make_settings(ctx)
 
 
 def _describe(name: str) -> ModelInfo:
@@ -75,7 +69,7 @@ def model() -> None:
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Which model the store uses, where models are kept, and whether it loads."""
-    report = model_report(_settings(ctx))
+    report = model_report(make_settings(ctx))
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
@@ -96,7 +90,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     """fastembed's text-embedding models, their sizes, and which are installed."""
     from storage.model_files import catalogue_rows
 
-    settings = _settings(ctx)
+    settings = make_settings(ctx)
     current = settings.model_name()
     rows = catalogue_rows(settings.model_cache)
     for row in rows:
@@ -116,7 +110,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 
 def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> str:
     """Install (or find installed) and verify; a line saying what happened. Raises ClickException."""
-    from server.settings_quick import derived_models_dir
+    from server.settings import derived_models_dir
     from storage.model_files import ModelError, download, install_from, installed_path, prepare_documents_model, verify
 
     cache = settings.model_cache
@@ -153,7 +147,7 @@ def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> s
 @click.pass_context
 def install(ctx: click.Context, name: str | None, source: Path | None) -> None:
     """Install the embedding model (default: the one in use), then embed what awaits embedding."""
-    settings = _settings(ctx)
+    settings = make_settings(ctx)
     info = _describe(name or settings.model_name())
     click.echo(install_model(settings, info, source))
     if info.name == settings.model_name():
@@ -172,7 +166,7 @@ def use(ctx: click.Context, name: str, source: Path | None) -> None:
     from storage.model_files import installed_path
     from storage.store_meta import store_model
 
-    settings = _settings(ctx)
+    settings = make_settings(ctx)
     info = _describe(name)
     if settings.model and settings.model != info.name:
         raise click.ClickException(
@@ -185,3 +179,6 @@ def use(ctx: click.Context, name: str, source: Path | None) -> None:
         embed_awaiting(settings)
         return
     switch_model(settings, info.name)
+
+
+COMMANDS: list[click.Command] = [model]

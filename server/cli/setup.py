@@ -1,7 +1,4 @@
-"""`pastchats setup CLIENT` and `pastchats doctor`: connecting clients, and checking the whole chain.
-
-Registered on the main group by `server.cli`.
-"""
+"""`pastchats setup CLIENT` and `pastchats doctor`: connecting clients, and checking the whole chain."""
 
 from __future__ import annotations
 
@@ -11,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from server.cli.common import make_settings, opened
 from server.setup_clients import CLIENTS
 
 
@@ -30,7 +28,6 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
     Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
     already there. Restart the client afterwards.
     """
-    from server.cli_common import make_settings
     from server.settings import Settings, default_home, default_model_cache
     from server.setup_clients import SetupError, default_config_path, entry, executable, write_entry
 
@@ -70,12 +67,10 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
 
     Each problem comes with the command that fixes it; the exit status is 1 when something is wrong.
     """
-    from server.cli_common import make_settings
     from server.doctor import render, run_checks
 
     settings = make_settings(ctx)
     if fix:
-        from server.cli_common import opened
         from server.embedding import embed_with_progress
 
         with opened(settings) as library:  # opening repairs; then the waiting passages are embedded
@@ -88,3 +83,6 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
         click.echo(render(checks))
     if not all(check.ok for check in checks):
         ctx.exit(1)
+
+
+COMMANDS: list[click.Command] = [setup, doctor]

@@ -1,5 +1,5 @@
-"""`pastchats sync | reindex | delete | forget | export`: keeping the store in step with the machine, and the
-user in control of what it holds. Registered on the main group by `server.cli` (`COMMANDS`)."""
+"""`pastchats import | sync | reindex | delete | forget | export`: bringing chats in, keeping the store in
+step with the machine, and the user in control of what it holds."""
 
 from __future__ import annotations
 
@@ -13,7 +13,74 @@ from typing import Literal
 
 import click
 
-from server.cli_common import ISO, catalog_or_store, json_option, make_settings, opened
+from server.cli.common import ISO, catalog_or_library, json_option, make_settings, opened
+
+
+class FormatChoice(click.Choice[str]):
+    """The importers' format names, listed only when shown or checked: importing the importers (and
+    pydantic with them) would slow down every `--help` and argument error."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # click sets a plain attribute; this one is computed
+    def choices(self) -> tuple[str, ...]:
+        from importers import registry
+
+        return tuple(registry.names())
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        pass
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "format_", type=FormatChoice(), help="Skip detection.")
+@click.option("--sample", is_flag=True, help="Import the bundled sample chats, to try pastchats out.")
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, as_json: bool) -> None:
+    """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe.
+
+    Without an embedding model the chats are imported all the same, keyword-searchable at once; their
+    passages are embedded once a model is installed (`pastchats model install`).
+    """
+    if not paths and not sample:
+        raise click.UsageError("pass one or more files or folders to import, or --sample")
+    from importers import registry
+    from importers.base import SourceError
+    from server import wiring
+
+    settings = make_settings(ctx)
+    for path in paths:  # a wrong path or format fails here, before the store and the model load
+        try:
+            registry.choose(path, format_)
+        except SourceError as exc:
+            raise click.ClickException(str(exc)) from None
+    from server.embedding import embed_with_progress
+    from server.importing import import_source, sample_path, summary_text, totals
+
+    with ExitStack() as stack:
+        sources: list[tuple[Path, str | None, str | None]] = [(path, format_, None) for path in paths]
+        if sample:
+            sources.append((stack.enter_context(sample_path()), None, "sample chats"))
+        library = stack.enter_context(opened(settings))
+        exclusions = wiring.exclusions_from(settings)
+        summaries = [import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources]
+        embed_with_progress(library, show=not as_json)
+        waiting = library.pending_embeddings()
+    if as_json:
+        records = [dataclasses.asdict(s) for s in summaries]
+        output = {"sources": records, "total": totals(summaries), "awaiting_embeddings": waiting}
+        click.echo(json.dumps(output, indent=2))
+    else:
+        click.echo(summary_text(summaries))
+        if waiting:
+            click.echo(
+                f"{waiting} passage(s) await embeddings: keyword search works now; semantic search once the "
+                "model is installed (`pastchats model install`)."
+            )
 
 
 @click.command()
@@ -30,7 +97,7 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     """Import what is new in the agent logs on this machine (Claude Code, Codex, Gemini CLI, Aider,
     Cursor), and keep a private copy of each log. Unchanged files are not read again."""
 
-    from server.embedding import embed_with_progress  # deferred: pulls in lancedb (start-up speed)
+    from server.embedding import embed_with_progress
     from server.importing import progress_reporter
     from server.wiring import syncer_for
 
@@ -60,7 +127,7 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     """Rebuild the store from the private copies sync keeps of the agent logs (`<home>/archive`), as
     if read from the original files: links and projects are the originals', even for logs the agents
     have since deleted. Chats you deleted stay deleted; unchanged chats are not embedded again."""
-    from importers.sources.reindex import Reindexer  # deferred: pulls in lancedb (start-up speed)
+    from importers.sources.reindex import Reindexer
     from server.importing import progress_reporter
     from server.wiring import exclusions_from
 
@@ -86,7 +153,6 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
 def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
     """Delete chats (by uri, as search and recent show them) from every index and from the archive.
     Sync will not bring them back; `pastchats import FILE` does, deliberately."""
-    # deferred: these pull in lancedb (start-up speed)
     from importers.sources.privacy import delete as delete_chats
 
     settings = make_settings(ctx)
@@ -116,7 +182,6 @@ def forget(
     ctx: click.Context, project: str | None, source: str | None, before: datetime | None, yes: bool, as_json: bool
 ) -> None:
     """Delete every chat matching all the given criteria, from every index and from the archive."""
-    # deferred: these pull in lancedb (start-up speed)
     from importers.sources.privacy import delete as delete_chats
     from importers.sources.privacy import matching
 
@@ -146,11 +211,11 @@ def export(
     ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
 ) -> None:
     """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
-    from storage.export import export as export_chats  # deferred: pulls in lancedb (start-up speed)
+    from storage.export import export as export_chats
 
     settings = make_settings(ctx)
     with ExitStack() as stack:
-        library = catalog_or_store(settings, stack)  # the catalog when current: no LanceDB
+        library = catalog_or_library(settings, stack)
         if out == "-":
             count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
         else:
@@ -162,5 +227,4 @@ def export(
     click.echo(f"Exported {count} chat(s) to {'standard output' if out == '-' else out}.", err=True)
 
 
-COMMANDS: list[click.Command] = [sync, reindex, delete, forget, export]
-__all__ = ["COMMANDS"]
+COMMANDS: list[click.Command] = [import_, sync, reindex, delete, forget, export]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
+import dataclasses
+import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from server.settings import Settings
     from storage.catalog import Catalog
     from storage.library import Library
+    from storage.recent import RecentSource
 
 T = TypeVar("T")
 
@@ -40,11 +42,9 @@ ISO = IsoDatetime()
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 
 
-def make_settings(ctx: click.Context, *, log: bool = True, **overrides: Any) -> Settings:
-    """The one Settings object: command-line flags over environment over defaults. `log=False`: logging
-    was configured already, from the same values (`serve`'s quick start)."""
-    # deferred, like every import a command needs but `--help` and argument errors do not: pydantic
-    # and the importers are most of what is left of start-up once LanceDB is out of the way
+def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
+    """The one Settings object: command-line flags over environment over defaults."""
+    # deferred, like every import a command needs but `--help` and argument errors do not
     from pydantic import ValidationError
     from pydantic_settings import SettingsError
 
@@ -59,8 +59,7 @@ def make_settings(ctx: click.Context, *, log: bool = True, **overrides: Any) -> 
         raise click.ClickException(f"invalid setting: {problems}") from None
     except SettingsError as exc:  # a list or mapping variable that is not JSON
         raise click.ClickException(f"invalid setting: {exc}; lists and mappings are JSON, e.g. '[\"a\"]'") from None
-    if log:
-        configure_logging(settings)
+    configure_logging(settings)
     return settings
 
 
@@ -73,31 +72,15 @@ class PastchatsGroup(click.Group):
             return super().invoke(ctx)
         except PastchatsError as exc:
             raise click.ClickException(str(exc)) from None
-        except Exception as exc:
-            # A ToolError can only come from a tool body (`as_tool`), which has imported the MCP SDK;
-            # looked up here rather than imported, so that other commands never load it (start-up speed).
-            sdk = sys.modules.get("mcp.server.mcpserver.exceptions")
-            if sdk is not None and isinstance(exc, sdk.ToolError):
-                raise click.ClickException(str(exc)) from None
-            raise
 
 
-def catalog_or_library(settings: Settings, stack: ExitStack) -> Catalog | Library:
-    """What `stats` and `recent` read: the catalog when it reflects the store as it is (no LanceDB
-    import at all), else the store itself, opened without the model (which also rebuilds the catalog)."""
-    from storage.catalog import Catalog  # deferred: the results models (start-up speed of --help)
+def catalog_or_library(settings: Settings, stack: ExitStack, model: str | None = None) -> Catalog | Library:
+    """What `stats`, `recent`, `read` and `export` read: the catalog when it reflects the store as it
+    is, else the store itself, opened without the model (which also rebuilds the catalog). `model`:
+    the configured model, which `stats` names."""
+    from storage.catalog import Catalog
 
-    catalog = stack.enter_context(Catalog.read(settings.home.expanduser(), settings.model_name()))
-    return catalog if catalog is not None else stack.enter_context(opened(settings, model=False))
-
-
-def catalog_or_store(settings: Settings, stack: ExitStack) -> Catalog | Library:
-    """What `read` and `export` read: the catalog when it reflects the store as it is (no LanceDB),
-    else the store opened without the model. Unlike `catalog_or_library`, `stats` is not asked of it,
-    so no model name is needed."""
-    from storage.catalog import Catalog  # deferred: the results models (start-up speed of --help)
-
-    catalog = stack.enter_context(Catalog.read(settings.home.expanduser()))
+    catalog = stack.enter_context(Catalog.read(settings.home.expanduser(), model or ""))
     return catalog if catalog is not None else stack.enter_context(opened(settings, model=False))
 
 
@@ -115,10 +98,62 @@ def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
 
 def as_tool(name: str, work: Callable[[], T]) -> T:
     """Run a tool body as the MCP server does: its errors read exactly as the model would see them."""
-    from tools.errors import guarded  # deferred: not needed by commands that are no tool
+    from tools.errors import guarded
 
-    return guarded(name, work)
+    try:
+        return guarded(name, work)
+    except Exception as exc:
+        # A failing tool body raises the SDK's ToolError, which imports the SDK then: the class is
+        # looked up only here, so that a command that succeeds never loads the SDK.
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        if isinstance(exc, ToolError):
+            raise click.ClickException(str(exc)) from None
+        raise
 
 
 def emit(output: BaseModel, text: str, as_json: bool) -> None:
     click.echo(output.model_dump_json(indent=2) if as_json else text)
+
+
+def stats_text(source: Catalog | Library, as_json: bool) -> str:
+    info = source.stats()
+    if as_json:
+        return json.dumps(dataclasses.asdict(info), indent=2, default=str)
+
+    def counts(values: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(values.items(), key=lambda kv: -kv[1])) or "none"
+
+    span = f"{info.oldest:%Y-%m-%d} to {info.newest:%Y-%m-%d}" if info.oldest and info.newest else "empty"
+    text = (
+        f"Store: {info.home} ({info.disk_bytes / 1e6:.1f} MB)\n"
+        f"Chats: {info.conversations} · messages {info.messages} · indexed passages {info.chunks}\n"
+        f"Sources: {counts(info.sources)}\nProjects: {counts(info.projects)}\n"
+        f"Time span: {span}\nModel: {info.model}"
+    )
+    if info.awaiting_embeddings:
+        text += (
+            f"\nAwaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; "
+            "`pastchats model install` embeds them."
+        )
+    return text
+
+
+def recent_text(
+    source: RecentSource,
+    budget: int,
+    *,
+    n: int,
+    sort_order: Literal["asc", "desc"],
+    before: datetime | None,
+    after: datetime | None,
+    project: str | None,
+    as_json: bool,
+) -> str:
+    """The recent_chats tool's answer, run as the server runs it (errors raise as the tool's)."""
+    from tools import recent_listing
+
+    output, text = recent_listing.recent(
+        source, n=n, sort_order=sort_order, before=before, after=after, project=project, budget=budget
+    )
+    return output.model_dump_json(indent=2) if as_json else text

@@ -1,0 +1,139 @@
+"""`pastchats search | recent | read | stats`: the store queried as the MCP tools query it, with the
+tools' own text (or their structured result with `--json`) and their error messages."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal, cast
+
+import click
+
+from server.cli.common import (
+    ISO,
+    as_tool,
+    catalog_or_library,
+    emit,
+    json_option,
+    make_settings,
+    opened,
+    recent_text,
+    stats_text,
+)
+
+if TYPE_CHECKING:
+    from storage.library import Library
+
+
+@click.command()
+@click.argument("query")
+@click.option("--max-results", type=click.IntRange(1, 10), default=5, show_default=True)
+@click.option("--project", help="Only chats in this project or workspace.")
+@click.option("--after", type=ISO, help="Only chats updated after this time.")
+@click.option("--before", type=ISO, help="Only chats updated before this time.")
+@json_option
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    max_results: int,
+    project: str | None,
+    after: datetime | None,
+    before: datetime | None,
+    as_json: bool,
+) -> None:
+    """Search past chats by topic: what the conversation_search tool answers."""
+    from tools import topic_search
+
+    settings = make_settings(ctx)
+    with opened(settings) as library:
+        output, text = as_tool(
+            topic_search.NAME,
+            lambda: topic_search.search(
+                library,
+                query,
+                max_results=max_results,
+                project=project,
+                after=after,
+                before=before,
+                budget=settings.output_budget_chars,
+            ),
+        )
+    emit(output, text, as_json)
+
+
+@click.command()
+@click.option("-n", type=click.IntRange(1, 20), default=3, show_default=True, help="How many chats.")
+@click.option("--sort-order", type=click.Choice(["asc", "desc"]), default="desc", show_default=True)
+@click.option("--before", type=ISO, help="Only chats updated before this time (the next page).")
+@click.option("--after", type=ISO, help="Only chats updated after this time.")
+@click.option("--project", help="Only chats in this project or workspace.")
+@json_option
+@click.pass_context
+def recent(
+    ctx: click.Context,
+    n: int,
+    sort_order: Literal["asc", "desc"],
+    before: datetime | None,
+    after: datetime | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    """List past chats by time: what the recent_chats tool answers."""
+    from tools.recent_listing import NAME
+
+    settings = make_settings(ctx)
+    with ExitStack() as stack:
+        source = catalog_or_library(settings, stack)
+        text = as_tool(
+            NAME,
+            lambda: recent_text(
+                source,
+                settings.output_budget_chars,
+                n=n,
+                sort_order=sort_order,
+                before=before,
+                after=after,
+                project=project,
+                as_json=as_json,
+            ),
+        )
+    click.echo(text)
+
+
+@click.command()
+@click.argument("uri")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 100), default=40, show_default=True)
+@click.option("--around", help="A message number (as shown) or id to centre the page on.")
+@json_option
+@click.pass_context
+def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
+    """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
+    from tools import read_page
+
+    settings = make_settings(ctx)
+    with ExitStack() as stack:
+        # The catalog answers read_chat as the library does (`storage.reading`).
+        library = cast("Library", catalog_or_library(settings, stack))
+        output, text = as_tool(
+            read_page.NAME,
+            lambda: read_page.read(
+                library, uri, offset=offset, limit=limit, around=around, budget=settings.output_budget_chars
+            ),
+        )
+    emit(output, text, as_json)
+
+
+@click.command()
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """What the store holds: chats, messages, sources, projects, time span, model, size."""
+    settings = make_settings(ctx)
+    with ExitStack() as stack:
+        text = stats_text(catalog_or_library(settings, stack, settings.model_name()), as_json)
+    click.echo(text)
+
+
+COMMANDS: list[click.Command] = [search, recent, read, stats]

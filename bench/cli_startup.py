@@ -8,10 +8,10 @@ and p95 over the rounds, of wall time and of CPU time (user + system: less sensi
 machine). The store is the bundled sample chats, imported once with the real model when
 `--model-cache` is given (else keyword-only), or a copy of `--store` (e.g. the 100k perf store).
 `--baseline-repo` also times the same commands from another checkout's code (e.g. main before a
-change), through the same interpreter. `import lancedb` is also timed alone, plain and as pastchats
-imports it (`storage.lancedb_import`). The commands that delete a chat run on a fresh copy of the
-store each time (not timed); the next command waits until that delete has been finished (by a
-background process, on the quick path) and the copy is gone, so no round pays for another's.
+change), through the same interpreter. `import lancedb` is also timed alone. The commands that
+delete a chat run on a fresh copy of the store each time (not timed); the next command waits until
+that delete has been finished (by a background process, on the quick path) and the copy is gone, so no
+round pays for another's.
 """
 
 from __future__ import annotations
@@ -50,11 +50,7 @@ def commands(home: Path, missing: Path, uri: str, plain: Path) -> dict[str, list
     }
 
 
-IMPORTS = {
-    "import lancedb (plain)": "import lancedb",
-    "import lancedb (as pastchats does)": "import sys; sys.path.insert(0, {repo!r}); "
-    "from storage.lancedb_import import import_lancedb; import_lancedb()",
-}
+IMPORTS = {"import lancedb": "import lancedb"}
 
 
 # Commands that change the store: timed on a copy made just before (see the module's docstring).

@@ -8,10 +8,10 @@ and p95 over the rounds, of wall time and of CPU time (user + system: less sensi
 machine). The store is the bundled sample chats, imported once with the real model when
 `--model-cache` is given (else keyword-only), or a copy of `--store` (e.g. the 100k perf store).
 `--baseline-repo` also times the same commands from another checkout's code (e.g. main before a
-change), through that checkout's own `.venv` when it has one (else this interpreter). The commands
-that delete a chat run on a fresh copy of the store each time (not timed); the next command waits
-until that delete has been finished (an older checkout finished it in a background process) and the
-copy is gone, so no round pays for another's.
+change), through that checkout's own `.venv` when it has one (else this interpreter). `import
+lancedb` is also timed alone. The commands that delete a chat run on a fresh copy of the store each
+time (not timed); the next command waits until that delete has been finished (an older checkout
+finished it in a background process) and the copy is gone, so no round pays for another's.
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ def commands(home: Path, missing: Path, uri: str, plain: Path) -> dict[str, list
         "argument error (recent -n 99)": ["recent", "-n", "99"],
         "--help": ["--help"],
     }
+
+
+IMPORTS = {"import lancedb": "import lancedb"}
 
 
 # Commands that change the store: timed on a copy made just before (see the module's docstring).

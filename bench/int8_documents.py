@@ -7,20 +7,22 @@
 The texts are the passages and windows `storage.chunking` makes of `bench.perf_corpus` chats (what an
 import embeds). Each variant is quantised from the installed float32 model into a temporary folder with
 `storage.int8_model.quantize` (per-channel int8 weights, dynamic uint8 activations): `shipped` keeps
-`storage.onnx_text.DIRECT`'s nodes in float32, `all` quantises every MatMul with a constant weight,
+`storage.int8_model.KEEP_FLOAT`'s nodes in float32, `all` quantises every MatMul with a constant weight,
 `ffn-out-3` keeps only the first three layers' feed-forward outputs. Every configuration embeds the
-same texts through `DirectModel`, interleaved repeat by repeat; it prints CPU seconds (this shared
-machine's wall time swings with its load) and each row's cosine to the float32 model's row at batch 16
-(the product's float32 path). `--sensitivity N` instead quantises one node at a time and prints, for
-each, the mean cosine loss on N texts: the measurement behind `DIRECT`'s list. `--sessions 1,2` instead
-times the shipped copy run by one session with onnxruntime's threads against two single-threaded
-sessions side by side (`onnx_text.document_sessions`), wall and CPU, and checks the rows' bits.
+same texts through fastembed (`storage.int8_model.DocumentSessions`), interleaved repeat by repeat; it
+prints CPU seconds (this shared machine's wall time swings with its load) and each row's cosine to the
+float32 model's row at batch 16 (the product's float32 path). `--sensitivity N` instead quantises one
+node at a time and prints, for each, the mean cosine loss on N texts: the measurement behind
+`KEEP_FLOAT`. `--sessions 1,2` instead times the shipped copy run by N single-threaded sessions side
+by side (`int8_model.document_sessions`), wall and CPU, and checks the rows' bits.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -29,14 +31,17 @@ from pathlib import Path
 import numpy as np
 
 from bench.embed_speed import corpus_texts
-from storage import int8_model, onnx_text
+from storage import int8_model
 from storage.defaults import DEFAULT_MODEL
+from storage.embedder import FastEmbedder
+from storage.model_files import describe, installed_path
+
+SHIPPED = list(int8_model.KEEP_FLOAT[DEFAULT_MODEL.lower()])
 
 
 def source_folder() -> Path:
     cache = os.environ.get("FASTEMBED_CACHE_PATH")
-    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
-    folder = onnx_text.snapshot_folder(Path(cache), direct.repo, [direct.model_file]) if cache else None
+    folder = installed_path(describe(DEFAULT_MODEL), Path(cache)) if cache else None
     if folder is None:
         raise SystemExit("set FASTEMBED_CACHE_PATH to a fastembed cache holding the default model")
     return folder
@@ -50,26 +55,36 @@ def weighted_matmuls(path: Path) -> list[str]:
     return [n.name for n in model.graph.node if n.op_type == "MatMul" and any(i in weights for i in n.input)]
 
 
-def int8_copy(folder: Path, work: Path, name: str, keep_float: list[str], sessions: int = 1) -> onnx_text.DirectModel:
-    """A `DirectModel` of the float32 model with `name.onnx`, its int8 copy, used for documents by
-    `sessions` sessions side by side (1: one session, onnxruntime's own thread count)."""
-    target = work / f"{name}.onnx"
+def int8_copy(
+    folder: Path, work: Path, name: str, keep_float: list[str], sessions: int = 1
+) -> int8_model.DocumentSessions:
+    """`sessions` single-threaded sessions, side by side, of the float32 model's int8 copy `name`."""
+    target = work / name / "model.onnx"
     if not target.is_file():
         int8_model.quantize(folder / "model.onnx", target, keep_float)
-    model = onnx_text.DirectModel(folder, "model.onnx")
-    if not model.use_for_documents(target, sessions=sessions):
-        raise SystemExit(f"{name}: the int8 copy was refused")
-    return model
+        int8_model.with_tokenizer(target, folder)
+    return int8_model.DocumentSessions([int8_model.load(target, 384) for _ in range(sessions)])
+
+
+@functools.cache
+def float32_model() -> FastEmbedder:
+    return FastEmbedder(DEFAULT_MODEL, Path(os.environ["FASTEMBED_CACHE_PATH"]))
+
+
+def float32_rows(texts: list[str]) -> np.ndarray:
+    """The float32 model's rows, as the product embeds documents without an int8 copy (batches of 16)."""
+    return float32_model().embed_documents(texts)
 
 
 def sensitivity(folder: Path, work: Path, count: int) -> None:
     texts = corpus_texts(300)[::4][:count]
-    reference = onnx_text.DirectModel(folder, "model.onnx").embed_documents(texts, 16)
+    reference = float32_rows(texts)
     nodes = weighted_matmuls(folder / "model.onnx")
     losses = []
     for node in nodes:
+        shutil.rmtree(work / "one", ignore_errors=True)
         model = int8_copy(folder, work, "one", [n for n in nodes if n != node])
-        loss = float(1 - np.mean(np.sum(reference * model.embed_documents(texts, 16), axis=1)))
+        loss = float(1 - np.mean(np.sum(reference * model.embed(texts), axis=1)))
         losses.append((loss, node))
         print(f"{loss:.5f} {node}", flush=True)
     print("most sensitive first:")
@@ -80,15 +95,14 @@ def sensitivity(folder: Path, work: Path, count: int) -> None:
 def sessions_compare(folder: Path, work: Path, texts: list[str], counts: list[int], repeats: int) -> None:
     """The shipped copy run by one session (onnxruntime's threads) and by N single-threaded sessions side
     by side, interleaved repeat by repeat: wall and CPU time a text, and whether the rows are the same bits."""
-    keep = list(onnx_text.DIRECT[DEFAULT_MODEL.lower()].int8_keep_float or ())
-    models = {count: int8_copy(folder, work, "shipped", keep, sessions=count) for count in counts}
+    models = {count: int8_copy(folder, work, "shipped", SHIPPED, sessions=count) for count in counts}
     wall: dict[int, list[float]] = {}
     cpu: dict[int, list[float]] = {}
     rows: dict[int, np.ndarray] = {}
     for _ in range(repeats):
         for count, model in models.items():
             started, spent = time.perf_counter(), time.process_time()
-            rows[count] = model.embed_documents(texts, 16)
+            rows[count] = model.embed(texts)
             wall.setdefault(count, []).append(time.perf_counter() - started)
             cpu.setdefault(count, []).append(time.process_time() - spent)
     first = counts[0]
@@ -124,29 +138,34 @@ def main() -> None:
             sessions_compare(folder, work, texts, [int(c) for c in args.sessions.split(",")], args.repeats)
             return
         keep = {
-            "shipped": list(onnx_text.DIRECT[DEFAULT_MODEL.lower()].int8_keep_float or ()),
+            "shipped": SHIPPED,
             "all": [],
             "ffn-out-3": [f"/m/encoder/layer.{i}/output/dense/MatMul" for i in range(3)],
         }
         texts = corpus_texts(400)[: args.texts]
         print(f"{len(texts)} texts; load {os.getloadavg()[0]:.1f}")
-        models = {"float32": onnx_text.DirectModel(folder, "model.onnx")}
-        for name in args.variants.split(","):
-            models[name] = int8_copy(folder, work, name, keep[name])
+        float32_model()
+        models = {name: int8_copy(folder, work, name, keep[name]) for name in args.variants.split(",")}
         batches = [int(b) for b in args.batches.split(",")]
         cpu: dict[tuple[str, int], list[float]] = {}
         rows: dict[tuple[str, int], np.ndarray] = {}
         for _ in range(args.repeats):
+            started = time.process_time()
+            rows["float32", 16] = float32_rows(texts)
+            cpu.setdefault(("float32", 16), []).append(time.process_time() - started)
             for name, model in models.items():
-                for batch in [16] if name == "float32" else batches:  # an int8 copy runs one text a run
+                for batch in batches:  # the product runs an int8 copy one text a run
                     started = time.process_time()
-                    if name == "float32" or batch == 1:
-                        rows[name, batch] = model.embed_documents(texts, batch)
+                    if batch == 1:
+                        rows[name, batch] = model.embed(texts)
                     else:  # the copy in batches: what one text a run is measured against
                         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+                        session = model.models[0]
                         got = np.concatenate(
                             [
-                                model._batch([texts[i] for i in order[s : s + batch]], model._documents[0])
+                                np.asarray(
+                                    list(session.embed([texts[i] for i in order[s : s + batch]], batch_size=batch))
+                                )
                                 for s in range(0, len(order), batch)
                             ]
                         )

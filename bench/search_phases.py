@@ -9,10 +9,6 @@ cyclic garbage collector costs a search.
 - gil: each native call runs on a thread while this thread counts in a Python loop; the longest gap
   between two counts is how long the call kept the GIL from Python. A pure-Python loop (holds it) and
   SHA-256 over 64 MB (releases it) are the controls.
-- threads: `Library.search` under each thread setting, interleaved query by query in this process:
-  onnxruntime's pool spinning after a run (its default) or blocking (ours), its intra-op threads, and
-  the matrix scan's threads beside the keyword leg (`search.HYBRID_SCAN_THREADS`); then the query
-  embedding and the scan (top 600) alone under each. Every setting gives the same vectors and rows.
 - vector: the vector leg alone (`LanceStore.vector_search`, as deep as a search reads it: top 300 since the
   seventh session, 600 before), each of its steps timed inside it: the query embedding, the int8 scan,
   the candidates' bounds around it, the float16 rows by `pread` and their scores, the finer bound, the
@@ -393,70 +389,6 @@ def gil(library: Library, count: int) -> dict[str, Any]:
     return out
 
 
-def session(model: Any, spinning: bool, intra_op: int) -> Any:
-    """The model's onnxruntime session again, with spinning and intra-op threads as given (0: default)."""
-    import onnxruntime as ort
-
-    current = model._session
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.enable_cpu_mem_arena = current.get_session_options().enable_cpu_mem_arena
-    options.add_session_config_entry("session.use_device_allocator_for_initializers", "1")
-    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
-    options.intra_op_num_threads = intra_op
-    return ort.InferenceSession(current._model_path, sess_options=options, providers=["CPUExecutionProvider"])
-
-
-def threads(library: Library, count: int) -> dict[str, Any]:
-    model = getattr(library.embedder, "_model", None)
-    assert hasattr(model, "_session"), "the threads part needs the model loaded directly (storage.onnx_text)"
-    sessions = {
-        "spinning, default threads": session(model, True, 0),
-        "blocking, default threads": session(model, False, 0),
-        "blocking, 1 thread": session(model, False, 1),
-    }
-    settings = [(name, scan) for name in sessions for scan in (1, 2)]
-    shipped = (model._session, search.HYBRID_SCAN_THREADS)
-    spent: dict[str, list[float]] = {}
-    alone: dict[str, list[float]] = {}
-    snapshot = library.store.matrix.snapshot()
-    library.search("warm up", max_results=5)
-    try:
-        for query in queries(count=count):
-            for name, scan in settings:
-                model._session, search.HYBRID_SCAN_THREADS = sessions[name], scan
-                cold(library)
-                started = time.perf_counter()
-                library.search(query, max_results=5)
-                spent.setdefault(f"onnxruntime {name}, scan {scan}", []).append(time.perf_counter() - started)
-            for name, chosen in sessions.items():
-                model._session = chosen
-                cold(library)
-                started = time.perf_counter()
-                vector = library.embedder.embed_query(query)
-                alone.setdefault(f"query embedding, {name}", []).append(time.perf_counter() - started)
-            for scan in (1, 2):
-                if snapshot is not None:
-                    started = time.perf_counter()
-                    snapshot.top(vector, 600, Filters(), [], scan)
-                    alone.setdefault(f"scan top 600, {scan} thread(s)", []).append(time.perf_counter() - started)
-    finally:
-        model._session, search.HYBRID_SCAN_THREADS = shipped
-    base = spent["onnxruntime spinning, default threads, scan 2"]
-    # median_ratio: of each query's time to its time under onnxruntime's defaults and a two-thread scan
-    out: dict[str, Any] = {"search": {}, "alone": {}}
-    for label, times in spent.items():
-        ordered = sorted(times)
-        out["search"][label] = {
-            "p50_ms": round(statistics.median(times) * 1000, 2),
-            "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2),
-            "median_ratio": round(statistics.median(t / b for t, b in zip(times, base, strict=True)), 3),
-        }
-    for label, times in alone.items():
-        out["alone"][label] = {"p50_ms": round(statistics.median(times) * 1000, 2)}
-    return out
-
-
 def depth(library: Library, count: int, before: int = 200) -> dict[str, Any]:
     """`Library.search` reading each leg `before` deep (the tool until the seventh session) and
     `search.SEARCH_DEPTH` deep, query by query in turn in this process (each pair in alternating order):
@@ -713,7 +645,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=40)
-    parts = "phases,timeline,after,gil,threads,depth,windows,vector,gc"
+    parts = "phases,timeline,after,gil,depth,windows,vector,gc"
     parser.add_argument("--only", default="phases,gil,gc", help=f"comma list: {parts}")
     parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
     args = parser.parse_args()
@@ -725,8 +657,6 @@ def main() -> None:
     out: dict[str, Any] = {"load_average_start": os.getloadavg()}
     if "gil" in wanted:
         out["gil"] = gil(library, args.queries)
-    if "threads" in wanted:
-        out["threads"] = threads(library, args.queries)
     if "phases" in wanted:
         out["phases"] = phases(library, args.queries)
     if "timeline" in wanted:

@@ -18,7 +18,6 @@ import numpy.typing as npt
 
 from storage.defaults import DEFAULT_MODEL
 from storage.errors import EmbedderUnavailable
-from storage.onnx_text import DirectModel
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
 
@@ -155,12 +154,12 @@ def _normalise(matrix: Vectors) -> Vectors:
 
 
 class FastEmbedder:
-    """A fastembed ONNX model, loaded once, used from any thread.
+    """A fastembed text model, loaded once, used from any thread; documents optionally through an
+    int8 copy of it (`storage.int8_model`).
 
-    The models `storage.onnx_text` knows are loaded from fastembed's files without importing fastembed
-    (the same vectors, a second sooner), with onnxruntime's memory arena on and shrunk after every
-    run (`storage.onnx_text`); any other through fastembed, with the arena off: fastembed cannot ask
-    it to shrink, and without that resident memory grows without bound over a long import.
+    onnxruntime's memory arena is off: fastembed cannot ask it to shrink after a run, and kept, it
+    holds a batch's high-water mark (doubling as it grows: 1.06 GB after 568 passages at batch 32);
+    `contain_malloc` returns the freed buffers instead.
     """
 
     def __init__(
@@ -174,29 +173,23 @@ class FastEmbedder:
         """`derived_dir`: where an int8 copy of the model for documents is kept (`storage.int8_model`),
         derived there on the first `embed_documents` if it is not; None: documents use the model itself."""
         self._model_name = model_name
+        self._cache_dir = cache_dir
         self._batch_size = batch_size
-        self._turns = ModelTurns()  # the float32 session's: queries go before the next batch of documents
+        self._turns = ModelTurns()  # the float32 model's: queries go before the next batch of documents
         self._derived_dir = derived_dir
-        self._documents_lock = threading.Lock()
+        self._documents_lock = threading.Lock()  # deriving and checking the int8 copy
+        self._documents_busy = threading.Lock()  # calls embedding documents run one at a time
         self._documents_ready = derived_dir is None
+        self._documents_path: Path | None = None
+        self._documents: Any = None  # the int8 copy's `DocumentSessions` while open
+        self._document_sessions = 0
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         contain_malloc()
-        self._model: Any = self._load_direct(model_name, cache_dir) or self._load_fastembed(model_name, cache_dir)
+        self._model: Any = self._load(model_name, cache_dir)
         self._dim = int(self.embed_query("dimension probe").shape[0])
 
     @staticmethod
-    def _load_direct(model_name: str, cache_dir: Path | None) -> Any:
-        """The model from fastembed's files without importing fastembed (`storage.onnx_text`), or None."""
-        from storage import onnx_text
-
-        try:
-            return onnx_text.load(model_name, cache_dir)
-        except Exception as exc:  # broken files: fastembed loads them, or says what is wrong
-            log.debug("direct load of %s failed (%s); loading it through fastembed", model_name, exc)
-            return None
-
-    @staticmethod
-    def _load_fastembed(model_name: str, cache_dir: Path | None) -> Any:
+    def _load(model_name: str, cache_dir: Path | None) -> Any:
         route_fastembed_logs()
         from fastembed import TextEmbedding
 
@@ -222,57 +215,100 @@ class FastEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    @property
+    def documents_model(self) -> Path | None:
+        """The file of the int8 copy documents are embedded with, or None (the model itself)."""
+        return self._documents_path
+
     def prepare_documents_model(self) -> Path | None:
         """Load (deriving it first if needed) the int8 copy documents are embedded with; its file, or
         None where documents use the model itself (no `derived_dir`, another model, or it failed)."""
-        model = self._model
-        if not isinstance(model, DirectModel):
-            return None
         with self._documents_lock:  # not the model's turns: queries go on while the file is derived
-            if not self._documents_ready and self._derived_dir is not None:
+            if not self._documents_ready:
                 self._documents_ready = True
-                from storage import int8_model, onnx_text
-
-                direct = onnx_text.DIRECT.get(self._model_name.lower())
-                if direct is None or direct.int8_keep_float is None:
-                    return None
-                source = model.folder / model.model_file
-                try:
-                    target = int8_model.derived_file(
-                        self._derived_dir, direct.repo, model.folder.name, source, direct.int8_keep_float
-                    )
-                except OSError as exc:
-                    log.debug("no int8 document model for %s: %s", self._model_name, exc)
-                    return None
-                path = int8_model.ensure(source, target, direct.int8_keep_float)
-                if path is not None and not model.use_for_documents(path):
+                path = self._derive_documents_model()
+                if path is not None and not self._open_documents(path):
                     path.unlink(missing_ok=True)  # damaged: derived again by the next process
-        return model.documents_model
+        return self._documents_path
+
+    def _derive_documents_model(self) -> Path | None:
+        from storage import int8_model
+        from storage.model_files import describe, installed_path
+
+        keep_float = int8_model.KEEP_FLOAT.get(self._model_name.lower())
+        if keep_float is None or self._cache_dir is None or self._derived_dir is None:
+            return None
+        info = describe(self._model_name)
+        snapshot = installed_path(info, self._cache_dir)
+        if snapshot is None:
+            return None
+        source = snapshot / info.files[0]
+        try:
+            target = int8_model.derived_file(self._derived_dir, info.repo, snapshot.name, source, keep_float)
+            path = int8_model.ensure(source, target, keep_float)
+            return None if path is None else int8_model.with_tokenizer(path, snapshot)
+        except OSError as exc:
+            log.debug("no int8 document model for %s: %s", self._model_name, exc)
+            return None
+
+    def _open_documents(self, path: Path, sessions: int | None = None) -> bool:
+        """Embed documents with the int8 copy in `path` from now on, if it loads and embeds the probe
+        texts within `MIN_COSINE` of the model itself; False if not. `sessions`: how many run side by
+        side (default `document_sessions()`)."""
+        from storage import int8_model
+
+        count = int8_model.document_sessions() if sessions is None else max(1, sessions)
+        try:
+            documents = int8_model.DocumentSessions([int8_model.load(path, self._dim) for _ in range(count)])
+            probes = list(int8_model.PROBES)
+            cosine = np.sum(_normalise(documents.embed(probes)) * self._float32_documents(probes), axis=1)
+            if not np.all(cosine >= int8_model.MIN_COSINE):
+                raise ValueError(f"its vectors are too far from the model's (cosine {cosine.min():.3f})")
+        except Exception as exc:  # fastembed and onnxruntime raise their own kinds on a damaged file
+            log.warning("not using %s for documents: %s", path, exc)
+            return False
+        self._documents, self._documents_path, self._document_sessions = documents, path, count
+        return True
 
     def release_documents_model(self) -> None:
-        """Free the int8 copy's sessions until the next `embed_documents` (which reopens them)."""
-        if isinstance(self._model, DirectModel):
-            self._model.release_documents()
+        """Free the int8 copy's sessions (~70 MB each, resident) until the next `embed_documents`, which
+        reopens them from the same file: an import holds them through its embedding, not through the
+        compaction and rebuilds after it, where its memory peaks."""
+        with self._documents_busy:
+            if self._documents is not None:
+                self._documents.close()
+            self._documents = None
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         cut = [text[:MAX_EMBED_CHARS] for text in texts]
-        if isinstance(self._model, DirectModel):  # batched by length in word pieces
-            if not self._documents_ready:
-                self.prepare_documents_model()
-            # The model's turns batch by batch: a waiting query embeds before the next batch of an import.
-            return _normalise(self._model.embed_documents(cut, self._batch_size, lock=self._turns.documents))
-        # A batch is padded to its longest text: texts of like length batched together waste no model
-        # time on padding (realistic chat passages: see docs/BENCHMARKS.md "Import").
-        order = sorted(range(len(cut)), key=lambda i: len(cut[i]))
-        with self._turns.documents:
-            rows = np.asarray(
-                list(self._model.embed([cut[i] for i in order], batch_size=self._batch_size)), dtype=np.float32
-            )
+        if not self._documents_ready:
+            self.prepare_documents_model()
+        with self._documents_busy:
+            path = self._documents_path
+            if path is not None and self._documents is None and not self._open_documents(path, self._document_sessions):
+                self._documents_path = None  # gone or damaged since: documents go through the model itself
+            if self._documents is not None:  # the documents' own sessions: queries do not wait for them
+                return _normalise(self._documents.embed(cut))
+            return self._float32_documents(cut)
+
+    def _float32_documents(self, texts: Sequence[str]) -> Vectors:
+        """Through the model itself, in batches of texts of like length (a batch is padded to its
+        longest text); the model's turns batch by batch: a waiting query goes before the next batch."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batches = []
+        for start in range(0, len(order), self._batch_size):
+            with self._turns.documents:
+                batches.append(self._run([texts[i] for i in order[start : start + self._batch_size]]))
+        rows = np.concatenate(batches)
         out = np.empty_like(rows)
         out[np.asarray(order, dtype=np.intp)] = rows
         return _normalise(out)
+
+    def _run(self, texts: list[str]) -> Vectors:
+        """One run of the model itself on a batch of documents."""
+        return np.asarray(list(self._model.embed(texts, batch_size=len(texts))), dtype=np.float32)
 
     def embed_query(self, text: str) -> Vectors:
         """The query's vector; the last `QUERY_CACHE` queries' are remembered (a model retrying, paging

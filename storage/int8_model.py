@@ -2,20 +2,21 @@
 
 Embedding passages is most of an import's time, and the float32 model already runs near this kind of
 CPU's float32 peak. onnxruntime's dynamic quantisation (int8 weights per output channel, activations
-quantised per run) runs the model's matrix products in int8; with one text a run
-(`DirectModel.embed_documents`) an import takes ~0.56x the CPU time, and with one single-threaded
-session of the copy per CPU, each on its own text, ~1.75x as many texts a second on two cores as one
-session with two threads (`onnx_text.document_sessions`). Only documents go through it;
-queries keep the float32 model, so only one side of a similarity carries quantisation noise, and a
-search's latency is unchanged. The products `storage.onnx_text.DIRECT` names (those whose
-quantisation moves the vectors most, measured node by node by cosine to float32 on realistic
-passages) stay in float32: docs/BENCHMARKS.md "Round eight: an int8 model for documents".
+quantised per run) runs the model's matrix products in int8; with one text a run an import takes
+~0.56x the CPU time, and with one single-threaded session of the copy per CPU, each on its own text,
+~1.75x as many texts a second on two cores as one session with two threads (`document_sessions`).
+Only documents go through it; queries keep the float32 model, so only one side of a similarity
+carries quantisation noise, and a search's latency is unchanged. The products `KEEP_FLOAT` names
+(those whose quantisation moves the vectors most, measured node by node by cosine to float32 on
+realistic passages: `bench/int8_documents.py --sensitivity`) stay in float32.
 
 The file is derived state: produced from the installed float32 file (nothing downloaded, nothing
 shipped), in a child process (quantising holds ~0.4 GB for a few seconds, which an import's peak
 should not carry), written to a temporary name and renamed into place, so a reader sees a whole file
-or none. If anything fails (no `onnx`, a full disk, a file that does not load, vectors too far from
-float32's), documents are embedded by the float32 model, as before.
+or none. The model's tokenizer files are copied beside it, and fastembed loads the folder as a model
+of its own (`TextEmbedding.add_custom_model`, `specific_model_path`). If anything fails (no `onnx`,
+a full disk, a file that does not load, vectors too far from float32's), documents are embedded by
+the float32 model, as before.
 """
 
 from __future__ import annotations
@@ -23,13 +24,47 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from storage.defaults import DEFAULT_MODEL
 
 log = logging.getLogger(__name__)
+
+# The matrix products each model's int8 copy keeps in float32: those whose quantisation alone moves
+# the vectors most, measured node by node on realistic passages. A model not here has no int8 copy.
+KEEP_FLOAT = {
+    DEFAULT_MODEL.lower(): (
+        # the feed-forward output of the first three layers, then the next two by sensitivity
+        "/m/encoder/layer.0/output/dense/MatMul",
+        "/m/encoder/layer.1/output/dense/MatMul",
+        "/m/encoder/layer.2/output/dense/MatMul",
+        "/m/encoder/layer.4/attention/self/value/MatMul",
+        "/m/encoder/layer.1/intermediate/dense/MatMul",
+    )
+}
+# A document model whose vectors of these texts are further than this from the float32 model's
+# (cosine) is not used: a quantisation gone wrong, or a file that is not what it claims.
+MIN_COSINE = 0.98
+PROBES = (
+    "User: how do I make the nginx reverse proxy keep the Host header when it forwards to the app?",
+    "def parse(path):\n    with open(path) as f:\n        return json.load(f)",
+    "We agreed to meet on 14 March 2023 to review the migration plan and the budget.",
+)
+# What fastembed reads beside the model file to tokenize as the model does.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
+# At most this many sessions of the int8 copy embed documents at once, one text each, one thread each.
+MAX_DOCUMENT_SESSIONS = 4
 
 # Names the recipe below; a change of recipe makes a new file beside the old one.
 RECIPE = "int8-dyn-pc1"
@@ -87,6 +122,113 @@ def ensure(source: Path, target: Path, keep_float: Sequence[str]) -> Path | None
         return None
     log.info("derived the int8 document model %s", target)
     return target
+
+
+def with_tokenizer(target: Path, snapshot: Path) -> Path:
+    """`target`, with the model's tokenizer files (from its installed `snapshot`) copied beside it."""
+    for name in TOKENIZER_FILES:
+        source, copy = snapshot / name, target.parent / name
+        if source.is_file() and not copy.is_file():
+            handle, temporary = tempfile.mkstemp(prefix=".copying-", dir=target.parent)
+            os.close(handle)
+            try:
+                shutil.copyfile(source, temporary)
+                os.chmod(temporary, 0o644)
+                os.replace(temporary, copy)
+            finally:
+                Path(temporary).unlink(missing_ok=True)
+    return target
+
+
+def document_sessions() -> int:
+    """How many single-threaded sessions of the int8 copy embed documents side by side: one per CPU
+    this process may run on, up to `MAX_DOCUMENT_SESSIONS`.
+
+    One text is a small run: onnxruntime splitting it over two threads finished it only ~1.1x sooner
+    than one thread, for ~1.3x the CPU time (operator by operator, each thread waits for the other).
+    Two single-threaded sessions, each on its own text, embed ~1.75x as many texts a second as one
+    session with two threads, with the same bits."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_DOCUMENT_SESSIONS))
+
+
+_registered: set[str] = set()
+_registering = threading.Lock()
+
+
+def load(path: Path, dim: int) -> Any:
+    """One fastembed model of the int8 copy in `path` (its tokenizer files beside it), one thread."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    # Mean-pooled and normalised, as the float32 model it comes from; a name of its own per file.
+    name = "pastchats/int8-" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+    with _registering:
+        if name not in _registered:
+            TextEmbedding.add_custom_model(
+                name, PoolingType.MEAN, True, ModelSource(url=path.as_uri()), dim, model_file=path.name
+            )
+            _registered.add(name)
+    return TextEmbedding(name, threads=1, specific_model_path=str(path.parent), local_files_only=True)
+
+
+Rows = npt.NDArray[np.float32]
+
+
+class DocumentSessions:
+    """Sessions of the int8 copy, each its own fastembed model with one thread, embedding one text a run.
+
+    One text a run: int8 activations are quantised with one scale per run, so a text's vector would
+    depend on the texts (and padding) batched with it; alone it does not, its scale fits it alone
+    (closer to float32), and no padding is computed. Cheaper too: ~0.7x the CPU time of length-sorted
+    batches of 16. With several sessions, each session's thread takes the next text not yet taken
+    (texts differ in length, so no fixed share) and writes its row in place; a row is the same bits
+    whichever session runs it."""
+
+    def __init__(self, models: list[Any]):
+        self.models = models
+        self._workers = (
+            ThreadPoolExecutor(max_workers=len(models), thread_name_prefix="pastchats-embed")
+            if len(models) > 1
+            else None
+        )
+
+    def run(self, model: Any, text: str) -> Rows:
+        """One text through one session (the single place a document run happens)."""
+        return np.asarray(list(model.embed([text], batch_size=1)), dtype=np.float32)
+
+    def embed(self, texts: Sequence[str]) -> Rows:
+        if self._workers is None or len(texts) == 1:
+            return np.concatenate([self.run(self.models[0], text) for text in texts])
+        rows: list[Rows | None] = [None] * len(texts)
+        taken = iter(range(len(texts)))
+        lock = threading.Lock()
+        failed = threading.Event()  # one session's error stops the others taking more texts
+
+        def work(model: Any) -> None:
+            while not failed.is_set():
+                with lock:
+                    index = next(taken, None)
+                if index is None:
+                    return
+                try:
+                    rows[index] = self.run(model, texts[index])
+                except BaseException:
+                    failed.set()
+                    raise
+
+        runs = [self._workers.submit(work, model) for model in self.models[: len(texts)]]
+        for run in runs:
+            run.result()  # re-raises a session's error here
+        return np.concatenate(rows)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        if self._workers is not None:
+            self._workers.shutdown(wait=False)
+        self.models = []
 
 
 def main(argv: list[str]) -> int:

@@ -28,7 +28,6 @@ from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
 from storage.hits import ConversationMeta
-from storage.lancedb_import import import_lancedb
 from storage.locks import Readers
 from storage.models import Conversation, Message
 from storage.times import naive_utc, utc
@@ -282,7 +281,9 @@ class LanceStore:
         return self._lance().chunks
 
     def _connect(self) -> _Tables:
-        lancedb = import_lancedb()  # its REST client deferred: half of its import time, unused on disk
+        os.environ.setdefault("LANCEDB_LOG", "error")  # its Rust side logs warnings to stderr otherwise
+        import lancedb  # here, not at the top: opening a store that reads only the derived files skips it
+
         # Interval 0: every read sees the other processes' latest commits (a manifest check, ~1 ms).
         # LanceDB's caches, bounded: by default they keep every version's metadata an import commits
         # (41 → 150 MB over a 100k-message import's embedding, most of it versions long superseded).

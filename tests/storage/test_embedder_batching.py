@@ -6,11 +6,13 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
-from storage.embedder import MAX_EMBED_CHARS, FastEmbedder, ModelTurns
-from storage.onnx_text import DirectModel
+from storage.defaults import DEFAULT_MODEL
+from storage.embedder import MAX_EMBED_CHARS, EmbedderUnavailable, FastEmbedder, ModelTurns
 
 TEXTS = [
     "Assistant: " + "The reverse proxy forwards requests to the media server on port 8096. " * 12,
@@ -24,10 +26,9 @@ def test_vectors_come_back_in_the_order_of_the_texts_whatever_their_lengths(mode
     model = FastEmbedder(cache_dir=model_cache_dir, batch_size=2)
     together = model.embed_documents(TEXTS)
     alone = np.stack([model.embed_documents([text])[0] for text in TEXTS])
-    # Batched by length in word pieces, padded to each batch's longest: a row's bits do not depend on
-    # the batch it ran in, so they are those of the text embedded alone.
+    # Batched by length, padded to each batch's longest: a row's bits do not depend on the batch it
+    # ran in, so they are those of the text embedded alone.
     assert np.array_equal(together, alone)
-    assert isinstance(model._model, DirectModel)
     plain = np.stack(list(model._model.embed(TEXTS, batch_size=4)))
     assert np.array_equal(together, plain / np.linalg.norm(plain, axis=1, keepdims=True))
 
@@ -63,20 +64,19 @@ QUERY = "where did we leave the nginx upstream timeouts?"
 def batches_done_when_a_query_returns(model: FastEmbedder, texts: list[str]) -> tuple[int, int]:
     """Embed `texts` on a thread and a query once their first model run is under way; how many of the
     document call's runs had ended when the query's vector came back, and how many it made in all."""
-    direct = model._model
-    assert isinstance(direct, DirectModel)
+    model.prepare_documents_model()
+    documents = model._documents  # the int8 copy's sessions, if documents go through them
+    owner: Any = model if documents is None else documents
     started, ended = threading.Event(), []
-    run = direct._batch
+    run = owner._run if documents is None else owner.run
 
-    def counted(batch: list[str], *args: object) -> object:  # the real run, its end noted
-        if batch == [QUERY]:
-            return run(batch, *args)  # type: ignore[arg-type]
+    def counted(*args: Any) -> Any:  # the real run, its end noted
         started.set()
-        out = run(batch, *args)  # type: ignore[arg-type]
+        out = run(*args)
         ended.append(time.perf_counter())
         return out
 
-    direct._batch = counted  # type: ignore[method-assign]
+    setattr(owner, "_run" if documents is None else "run", counted)
     try:
         worker = threading.Thread(target=model.embed_documents, args=(texts,))
         worker.start()
@@ -85,7 +85,7 @@ def batches_done_when_a_query_returns(model: FastEmbedder, texts: list[str]) -> 
         returned = time.perf_counter()
         worker.join()
     finally:
-        direct._batch = run  # type: ignore[method-assign]
+        delattr(owner, "_run" if documents is None else "run")
     return sum(1 for at in ended if at <= returned), len(ended)
 
 
@@ -125,3 +125,24 @@ def test_a_waiting_query_takes_the_model_before_the_next_batch_of_documents() ->
     assert order == ["batch 1", "query", "batch 2"]
     with turns.queries:  # and nothing is left held
         pass
+
+
+def test_a_model_missing_from_the_cache_or_incomplete_there_is_reported_not_installed(
+    model_cache_dir: Path, tmp_path: Path
+) -> None:
+    from storage.model_files import describe, installed_path
+
+    source = installed_path(describe(DEFAULT_MODEL), model_cache_dir)
+    assert source is not None
+    broken = tmp_path / "cache"
+    snapshot = broken / source.relative_to(model_cache_dir)
+    snapshot.mkdir(parents=True)
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text(snapshot.name, encoding="utf-8")
+    for file in source.iterdir():
+        if file.name != "tokenizer_config.json":
+            (snapshot / file.name).symlink_to(file)
+    with pytest.raises(EmbedderUnavailable, match="not installed or incomplete"):
+        FastEmbedder(DEFAULT_MODEL, broken)
+    with pytest.raises(EmbedderUnavailable, match="not installed or incomplete"):
+        FastEmbedder(DEFAULT_MODEL, tmp_path / "empty")

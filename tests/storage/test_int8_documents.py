@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from storage import int8_model, onnx_text
+from storage import int8_model
 from storage.defaults import DEFAULT_MODEL
 from storage.embedder import FastEmbedder
-from tests.storage.test_onnx_text import corpus_texts
+from storage.model_files import describe, installed_path
+from tests.conftest import CORPUS
+
+
+def corpus_texts() -> list[str]:
+    """40 messages of the realistic corpus from short to long (code, lists, long answers), edge cases."""
+    texts = []
+    for line in (CORPUS / "chats.jsonl").read_text(encoding="utf-8").splitlines():
+        texts += [message["text"] for message in json.loads(line)["messages"]]
+    texts.sort(key=len)
+    picked = texts[:: max(1, len(texts) // 40)]
+    long = " ".join(texts)[:6000]  # far past the 256-token window: truncated
+    return [*picked, long, "", "x", "naïve café 東京 🙂", "  spaces  around  "]
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +43,9 @@ def test_the_int8_copy_is_derived_once_into_its_folder_whole(
     embedder, path = derived
     assert path.is_file()
     assert path.name.startswith(int8_model.RECIPE)
-    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left beside it
-    source = onnx_text.snapshot_folder(model_cache_dir, onnx_text.DIRECT[DEFAULT_MODEL.lower()].repo, ["model.onnx"])
+    # Beside it, only the tokenizer files fastembed loads it with: no temporary file left.
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, *int8_model.TOKENIZER_FILES])
+    source = installed_path(describe(DEFAULT_MODEL), model_cache_dir)
     assert source is not None
     assert path.stat().st_size < (source / "model.onnx").stat().st_size * 0.8  # int8 weights
     mtime = path.stat().st_mtime_ns
@@ -89,64 +104,54 @@ def test_where_the_copy_cannot_be_made_documents_use_float32(model_cache_dir: Pa
     assert blocked.read_text(encoding="utf-8") == "x"
 
 
-def direct_model(model_cache_dir: Path) -> onnx_text.DirectModel:
-    """The installed model, loaded directly, without a document copy yet."""
-    direct = onnx_text.DIRECT[DEFAULT_MODEL.lower()]
-    folder = onnx_text.snapshot_folder(model_cache_dir, direct.repo, [direct.model_file])
-    assert folder is not None
-    return onnx_text.DirectModel(folder, direct.model_file)
+def sessions_of(path: Path, count: int) -> int8_model.DocumentSessions:
+    """`count` sessions of the int8 copy in `path`, side by side."""
+    return int8_model.DocumentSessions([int8_model.load(path, 384) for _ in range(count)])
 
 
-def test_sessions_side_by_side_give_each_text_the_bits_one_session_gives(
-    derived: tuple[FastEmbedder, Path], model_cache_dir: Path
-) -> None:
+def test_sessions_side_by_side_give_each_text_the_bits_one_session_gives(derived: tuple[FastEmbedder, Path]) -> None:
     _, path = derived
-    alone, together = direct_model(model_cache_dir), direct_model(model_cache_dir)
-    assert alone.use_for_documents(path, sessions=1)
-    assert together.use_for_documents(path, sessions=3)
+    alone, together = sessions_of(path, 1), sessions_of(path, 3)
     texts = corpus_texts() * 3  # more texts than sessions, of every length, in no order
-    one = alone.embed_documents(texts, 16)
-    three = together.embed_documents(texts, 16)
+    one = alone.embed(texts)
+    three = together.embed(texts)
     assert three.shape == (len(texts), 384)
     assert np.array_equal(one, three)
-    assert np.array_equal(together.embed_documents(texts[:2], 16), one[:2])  # fewer texts than sessions
-    assert np.array_equal(together.embed_documents(texts[7:8], 16), one[7:8])
+    assert np.array_equal(together.embed(texts[:2]), one[:2])  # fewer texts than sessions
+    assert np.array_equal(together.embed(texts[7:8]), one[7:8])
 
 
-def test_a_session_that_fails_mid_batch_raises_and_the_next_batch_embeds(
-    derived: tuple[FastEmbedder, Path], model_cache_dir: Path
-) -> None:
+def test_a_session_that_fails_mid_batch_raises_and_the_next_batch_embeds(derived: tuple[FastEmbedder, Path]) -> None:
     _, path = derived
-    model = direct_model(model_cache_dir)
-    assert model.use_for_documents(path, sessions=2)
+    sessions = sessions_of(path, 2)
     texts = corpus_texts()
-    expected = model.embed_documents(texts, 16)
+    expected = sessions.embed(texts)
 
     class Failing:  # a session onnxruntime would fail in (out of memory, a damaged file read late)
-        def __init__(self, real: object) -> None:
+        def __init__(self, real: Any) -> None:
             self.real, self.runs = real, 0
 
-        def run(self, *args: object) -> object:
+        def embed(self, *args: Any, **kwargs: Any) -> Any:
             self.runs += 1
             if self.runs == 3:
                 raise RuntimeError("onnxruntime: allocation failed")
-            return self.real.run(*args)  # type: ignore[attr-defined]
+            return self.real.embed(*args, **kwargs)
 
-    real = model._documents[1]
-    model._documents[1] = Failing(real)
+    real = sessions.models[1]
+    sessions.models[1] = Failing(real)
     with pytest.raises(RuntimeError, match="allocation failed"):
-        model.embed_documents(texts, 16)
-    model._documents[1] = real
-    assert np.array_equal(model.embed_documents(texts, 16), expected)
+        sessions.embed(texts)
+    sessions.models[1] = real
+    assert np.array_equal(sessions.embed(texts), expected)
 
 
 def test_document_sessions_follow_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(onnx_text.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
-    assert onnx_text.document_sessions() == 2
-    monkeypatch.setattr(onnx_text.os, "sched_getaffinity", lambda _pid: set(range(64)), raising=False)
-    assert onnx_text.document_sessions() == onnx_text.MAX_DOCUMENT_SESSIONS
-    monkeypatch.setattr(onnx_text.os, "sched_getaffinity", lambda _pid: {3}, raising=False)
-    assert onnx_text.document_sessions() == 1
+    monkeypatch.setattr(int8_model.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    assert int8_model.document_sessions() == 2
+    monkeypatch.setattr(int8_model.os, "sched_getaffinity", lambda _pid: set(range(64)), raising=False)
+    assert int8_model.document_sessions() == int8_model.MAX_DOCUMENT_SESSIONS
+    monkeypatch.setattr(int8_model.os, "sched_getaffinity", lambda _pid: {3}, raising=False)
+    assert int8_model.document_sessions() == 1
 
 
 def test_queries_do_not_wait_for_documents_on_the_int8_copy(
@@ -168,19 +173,21 @@ def test_released_sessions_reopen_on_the_next_documents_with_the_same_bits(
     _, path = derived
     copy = tmp_path / path.name
     copy.write_bytes(path.read_bytes())
-    model = direct_model(model_cache_dir)
-    assert model.use_for_documents(copy, sessions=2)
+    for name in int8_model.TOKENIZER_FILES:
+        (tmp_path / name).write_bytes((path.parent / name).read_bytes())
+    model = FastEmbedder(DEFAULT_MODEL, model_cache_dir)
+    assert model._open_documents(copy, sessions=2)
     texts = corpus_texts()
-    first = model.embed_documents(texts, 16)
-    model.release_documents()
-    assert model._documents == []
+    first = model.embed_documents(texts)
+    model.release_documents_model()
+    assert model._documents is None
     assert model.documents_model == copy  # still the copy's vectors, from the next call
-    assert np.array_equal(model.embed_documents(texts, 16), first)
-    assert len(model._documents) == 2
-    model.release_documents()
+    assert np.array_equal(model.embed_documents(texts), first)
+    assert len(model._documents.models) == 2
+    model.release_documents_model()
     copy.unlink()  # gone meanwhile: the next documents go through the model itself
-    plain = direct_model(model_cache_dir)
-    assert np.array_equal(model.embed_documents(texts, 16), plain.embed_documents(texts, 16))
+    plain = FastEmbedder(DEFAULT_MODEL, model_cache_dir)
+    assert np.array_equal(model.embed_documents(texts), plain.embed_documents(texts))
     assert model.documents_model is None
 
 
@@ -195,8 +202,6 @@ def test_an_embedding_pass_releases_the_document_sessions_when_it_ends(model_cac
         embed=False,
     )
     assert library.embed_pending() == 3
-    direct = embedder._model
-    assert isinstance(direct, onnx_text.DirectModel)
-    assert direct.documents_model is not None
-    assert direct._documents == []  # closed for the compaction and rebuilds after the pass
+    assert embedder.documents_model is not None
+    assert embedder._documents is None  # closed for the compaction and rebuilds after the pass
     assert "nginx" in [c.uri for c in library.search("jellyfin reverse proxy", max_results=1, mode="vector").chats]

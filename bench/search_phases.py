@@ -11,7 +11,7 @@ cyclic garbage collector costs a search.
   SHA-256 over 64 MB (releases it) are the controls.
 - threads: `Library.search` under each thread setting, interleaved query by query in this process:
   onnxruntime's pool spinning after a run (its default) or blocking (ours), its intra-op threads, and
-  the matrix scan's threads beside the keyword leg (`search.HYBRID_SCAN_THREADS`); then the query
+  the matrix scan's threads beside the keyword leg (`search.engine.HYBRID_SCAN_THREADS`); then the query
   embedding and the scan (top 600) alone under each. Every setting gives the same vectors and rows.
 - vector: the vector leg alone (`LanceStore.vector_search`, as deep as a search reads it: top 300 since the
   seventh session, 600 before), each of its steps timed inside it: the query embedding, the int8 scan,
@@ -20,12 +20,6 @@ cyclic garbage collector costs a search.
 - timeline: `conversation_search` through an in-memory MCP client, every step stamped with its thread and
   its start and end since the call began (medians over cold searches): which thread waits for what, how
   long from the legs' end to the engine's result, and from the tool's output to the client's reply.
-- depth: `Library.search` reading each leg 200 deep (the tool until the seventh session) and
-  `search.SEARCH_DEPTH` deep, interleaved query by query in this process: wall, CPU of every thread,
-  and how many searches show the same chats with the same strengths.
-- windows: `conversation_search` through an in-memory MCP client with the windows' keyword scores from a
-  window search of their own and from the message hits (`Fusion.window_keywords`), call by call in turn
-  in this process (3 rounds of the queries): wall and CPU of every thread per call.
 - after: `conversation_search` through an in-memory MCP client, per call the stretch from the vector
   leg's end to the client's reply cut at stamps in call order (the member windows, fusion, the boosts,
   the chats' metadata, messages and matches, the tool's fitting and rendering, the tool's result, MCP
@@ -60,16 +54,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.perf_corpus import queries
-from storage import lance_store, search, vector_matrix
+from storage import lance_store, vector_matrix
 from storage.embedder import FastEmbedder
 from storage.evidence import TermWeights
 from storage.filters import Filters
 from storage.keyword_index import KeywordIndex
 from storage.library import Library
 from storage.query import analyse
+from storage.search import engine, fusion, legs
 
+# Each step of a search: methods (class, name) and the search's stages (module, name), as called.
 PHASES: list[tuple[Any, str]] = [
-    (search.SearchEngine, "_query_vector"),
+    (engine.SearchEngine, "_vector_hits"),
     (lance_store.LanceStore, "vector_search"),
     (KeywordIndex, "doc_freqs"),
     (KeywordIndex, "search"),
@@ -77,14 +73,16 @@ PHASES: list[tuple[Any, str]] = [
     (KeywordIndex, "find"),
     (KeywordIndex, "find_phrases"),
     (KeywordIndex, "read"),
-    (TermWeights, "coverage"),
-    (search.SearchEngine, "_fuse"),
-    (search.SearchEngine, "_window_boost"),
-    (search.SearchEngine, "_chat_boost"),
+    (TermWeights, "present"),
+    (legs, "member_windows"),
+    (engine, "rrf"),
+    (fusion, "rrf"),  # the windows' own fusion, inside the window boost
+    (engine, "window_boost"),
+    (engine, "chat_boost"),
     (lance_store.LanceStore, "metas"),
     (lance_store.LanceStore, "message_windows"),
     (lance_store.LanceStore, "message_spans"),
-    (search.SearchEngine, "rank"),
+    (engine.SearchEngine, "rank"),
 ]
 
 
@@ -100,7 +98,7 @@ def cold(library: Library) -> None:
 
 # The vector leg's steps (`vector`): methods, then module functions (looked up by name when called).
 VECTOR_STEPS: list[tuple[Any, str]] = [
-    (search.SearchEngine, "_query_vector"),
+    (engine.SearchEngine, "_vector_hits"),
     (lance_store.LanceStore, "vector_search"),
     (vector_matrix.Snapshot, "top"),
     (vector_matrix.Snapshot, "_int8_scan"),
@@ -115,7 +113,7 @@ VECTOR_FUNCTIONS: list[tuple[Any, str]] = [(vector_matrix, "_best"), (lance_stor
 def wrap(
     spent: dict[str, list[float]], methods: list[tuple[Any, str]], functions: Sequence[tuple[Any, str]] = ()
 ) -> None:
-    """Time every call of `methods` (class, name) and module `functions` into `spent[name]`."""
+    """Time every call of `methods` (class or module, name) and module `functions` into `spent[name]`."""
 
     def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
@@ -142,7 +140,7 @@ def wrap(
 
 def phases(library: Library, count: int) -> dict[str, Any]:
     spent: dict[str, list[float]] = {}
-    wrap(spent, PHASES)
+    wrap(spent, [(type(library.embedder), "embed_query"), *PHASES])
     library.search("warm up", max_results=5)
     per_search: dict[str, list[tuple[float, int]]] = {}
     total = []
@@ -166,18 +164,18 @@ def phases(library: Library, count: int) -> dict[str, Any]:
 def vector(library: Library, count: int, reach: int | None = None) -> dict[str, Any]:
     """The vector leg alone, as `SearchEngine.rank` runs it (its threads), each step's time inside it."""
     spent: dict[str, list[float]] = {}
-    engine = library.engine
-    threads = search.HYBRID_SCAN_THREADS
-    reach = getattr(search, "SEARCH_DEPTH", 200) * search.VECTOR_OVERFETCH if reach is None else reach
-    engine._vector_hits("warm up", "raw", reach, Filters(), threads)
-    wrap(spent, VECTOR_STEPS, VECTOR_FUNCTIONS)
+    searcher = library.engine
+    threads = engine.HYBRID_SCAN_THREADS
+    reach = engine.SEARCH_DEPTH * legs.VECTOR_OVERFETCH if reach is None else reach
+    searcher._vector_hits("warm up", reach, Filters(), threads)
+    wrap(spent, [(type(library.embedder), "embed_query"), *VECTOR_STEPS], VECTOR_FUNCTIONS)
     per_search: dict[str, list[tuple[float, int]]] = {}
     total, cpu = [], []
     for query in queries(count=count):
         cold(library)
         spent.clear()
         started, cpu_started = time.perf_counter(), time.process_time()
-        engine._vector_hits(query, "raw", reach, Filters(), threads)
+        searcher._vector_hits(query, reach, Filters(), threads)
         total.append(time.perf_counter() - started)
         time.sleep(0.05)  # as between a client's searches: threads the leg left spinning burn CPU here
         cpu.append(time.process_time() - cpu_started)
@@ -198,8 +196,8 @@ def vector(library: Library, count: int, reach: int | None = None) -> dict[str, 
 # What the timeline stamps, in call order (owner, attribute, label): the legs, the engine after them,
 # the tool, and the MCP layer's side of the result.
 TIMELINE: list[tuple[Any, str, str]] = [
-    (search.SearchEngine, "rank", "engine: rank (both legs, fusion)"),
-    (search.SearchEngine, "_query_vector", "vector worker: query embedding"),
+    (engine.SearchEngine, "rank", "engine: rank (both legs, fusion)"),
+    (engine.SearchEngine, "_vector_hits", "vector worker: query embedding and vector leg"),
     (lance_store.LanceStore, "vector_search", "vector worker: vector leg (scan, rescoring, hits)"),
     (KeywordIndex, "doc_freqs", "keyword: doc freqs"),
     (KeywordIndex, "search", "keyword: search (find + read, as code before round six ran it)"),
@@ -209,14 +207,14 @@ TIMELINE: list[tuple[Any, str, str]] = [
     (KeywordIndex, "read", "keyword: stored documents read"),
     # coverage is `present` and `share` where `present` exists (messages' stems, also for their windows)
     (TermWeights, "present" if "present" in TermWeights.__dict__ else "coverage", "keyword: coverage checks"),
-    (search.SearchEngine, "_member_windows", "keyword: windows from the message hits"),
-    (search.SearchEngine, "_fuse", "engine: RRF"),
-    (search.SearchEngine, "_window_boost", "engine: window boost"),
-    (search.SearchEngine, "_chat_boost", "engine: chat boost"),
+    (legs, "member_windows", "keyword: windows from the message hits"),
+    (engine, "rrf", "engine: RRF"),
+    (engine, "window_boost", "engine: window boost"),
+    (engine, "chat_boost", "engine: chat boost"),
     (lance_store.LanceStore, "metas", "engine: chat metas"),
     (lance_store.LanceStore, "message_windows", "engine: message windows read"),
     (lance_store.LanceStore, "message_spans", "engine: message spans"),
-    (search.SearchEngine, "search", "engine: search (whole)"),
+    (engine.SearchEngine, "search", "engine: search (whole)"),
 ]
 
 
@@ -416,7 +414,7 @@ def threads(library: Library, count: int) -> dict[str, Any]:
         "blocking, 1 thread": session(model, False, 1),
     }
     settings = [(name, scan) for name in sessions for scan in (1, 2)]
-    shipped = (model._session, search.HYBRID_SCAN_THREADS)
+    shipped = (model._session, engine.HYBRID_SCAN_THREADS)
     spent: dict[str, list[float]] = {}
     alone: dict[str, list[float]] = {}
     snapshot = library.store.matrix.snapshot()
@@ -424,7 +422,7 @@ def threads(library: Library, count: int) -> dict[str, Any]:
     try:
         for query in queries(count=count):
             for name, scan in settings:
-                model._session, search.HYBRID_SCAN_THREADS = sessions[name], scan
+                model._session, engine.HYBRID_SCAN_THREADS = sessions[name], scan
                 cold(library)
                 started = time.perf_counter()
                 library.search(query, max_results=5)
@@ -441,7 +439,7 @@ def threads(library: Library, count: int) -> dict[str, Any]:
                     snapshot.top(vector, 600, Filters(), [], scan)
                     alone.setdefault(f"scan top 600, {scan} thread(s)", []).append(time.perf_counter() - started)
     finally:
-        model._session, search.HYBRID_SCAN_THREADS = shipped
+        model._session, engine.HYBRID_SCAN_THREADS = shipped
     base = spent["onnxruntime spinning, default threads, scan 2"]
     # median_ratio: of each query's time to its time under onnxruntime's defaults and a two-thread scan
     out: dict[str, Any] = {"search": {}, "alone": {}}
@@ -457,56 +455,14 @@ def threads(library: Library, count: int) -> dict[str, Any]:
     return out
 
 
-def depth(library: Library, count: int, before: int = 200) -> dict[str, Any]:
-    """`Library.search` reading each leg `before` deep (the tool until the seventh session) and
-    `search.SEARCH_DEPTH` deep, query by query in turn in this process (each pair in alternating order):
-    wall and process CPU (every thread), and how often the chats shown and their strengths differ."""
-    shipped = search.SEARCH_DEPTH
-    settings = {f"depth {before}": before, f"depth {shipped} (shipped)": shipped}
-    wall: dict[str, list[float]] = {name: [] for name in settings}
-    cpu: dict[str, list[float]] = {name: [] for name in settings}
-    shown: dict[str, list[list[tuple[str, str | None]]]] = {name: [] for name in settings}
-    library.search("warm up", max_results=5)
-    try:
-        for n, query in enumerate(queries(count=count)):
-            order = list(settings.items()) if n % 2 == 0 else list(reversed(settings.items()))
-            for name, legs in order:
-                search.SEARCH_DEPTH = legs
-                cold(library)
-                started, cpu_started = time.perf_counter(), time.process_time()
-                result = library.search(query, max_results=5)
-                wall[name].append(time.perf_counter() - started)
-                cpu[name].append(time.process_time() - cpu_started)
-                shown[name].append([(chat.uri, chat.strength) for chat in result.chats])
-    finally:
-        search.SEARCH_DEPTH = shipped
-    old, new = settings
-    out: dict[str, Any] = {}
-    for name in settings:
-        ordered = sorted(wall[name])
-        out[name] = {
-            "p50_ms": round(statistics.median(wall[name]) * 1000, 2),
-            "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2),
-            "cpu_p50_ms": round(statistics.median(cpu[name]) * 1000, 2),
-            "median_ratio": round(statistics.median(t / b for t, b in zip(wall[name], wall[old], strict=True)), 3),
-            "cpu_median_ratio": round(statistics.median(t / b for t, b in zip(cpu[name], cpu[old], strict=True)), 3),
-        }
-    pairs = list(zip(shown[old], shown[new], strict=True))
-    out["same chats and strengths"] = sum(a == b for a, b in pairs)
-    out["same chats, in order"] = sum([u for u, _ in a] == [u for u, _ in b] for a, b in pairs)
-    out["same set of chats"] = sum({u for u, _ in a} == {u for u, _ in b} for a, b in pairs)
-    out["queries"] = len(pairs)
-    return out
-
-
 # The stamps `after` cuts a call at (owner, attribute, label): entry `label>` and return `<label`.
 AFTER_STAMPS: list[tuple[Any, str, str]] = [
     (lance_store.LanceStore, "vector_search", "vector leg"),
-    (search.SearchEngine, "_member_window_hits", "member windows"),
-    (search.SearchEngine, "_fuse", "RRF"),
-    (search.SearchEngine, "rank", "rank"),
+    (engine, "member_window_leg", "member windows"),
+    (engine, "rrf", "RRF"),
+    (engine.SearchEngine, "rank", "rank"),
     (lance_store.LanceStore, "metas", "metas"),
-    (search.SearchEngine, "search", "engine"),
+    (engine.SearchEngine, "search", "engine"),
 ]
 
 
@@ -614,67 +570,6 @@ def after_legs(library: Library, count: int) -> dict[str, Any]:
     }
 
 
-def window_keywords(library: Library, count: int, rounds: int = 3) -> dict[str, Any]:
-    """`conversation_search` through an in-memory MCP client with the windows' keyword scores from a
-    window search of their own ("search", the code before the eighth session) and from the message hits
-    ("members"), call by call in turn in this process (each pair in alternating order): wall and
-    process CPU (every thread) per call, and how often the chats shown and their strengths differ."""
-    from dataclasses import replace
-
-    import anyio
-    from mcp import Client
-
-    from server.app import build_server
-    from server.settings import Settings
-
-    ways = {way: replace(search.SHIPPED, window_keywords=way) for way in ("search", "members")}
-    defaults = Library.search.__kwdefaults__
-    assert defaults is not None
-    shipped = defaults["fusion"]
-    server = build_server(Settings(home=library.home, sync=False), lambda _: library)
-    wall: dict[str, list[float]] = {way: [] for way in ways}
-    cpu: dict[str, list[float]] = {way: [] for way in ways}
-    shown: dict[str, list[Any]] = {way: [] for way in ways}
-
-    async def session() -> None:
-        async with Client(server) as client:
-            for way in ways:
-                defaults["fusion"] = ways[way]
-                await client.call_tool("conversation_search", {"query": "warm up"})
-            for round_ in range(rounds):
-                for n, query in enumerate(queries(count=count)):
-                    order = list(ways) if (n + round_) % 2 == 0 else list(reversed(ways))
-                    for way in order:
-                        defaults["fusion"] = ways[way]
-                        cold(library)
-                        started, cpu_started = time.perf_counter(), time.process_time()
-                        result = await client.call_tool("conversation_search", {"query": query})
-                        wall[way].append(time.perf_counter() - started)
-                        cpu[way].append(time.process_time() - cpu_started)
-                        chats = (result.structured_content or {}).get("chats", [])
-                        shown[way].append([(chat["uri"], chat.get("strength")) for chat in chats])
-                        await anyio.sleep(0.005)
-
-    try:
-        anyio.run(session)
-    finally:
-        defaults["fusion"] = shipped
-    out: dict[str, Any] = {}
-    for way in ways:
-        ordered = sorted(wall[way])
-        out[way] = {
-            "p50_ms": round(statistics.median(ordered) * 1000, 2),
-            "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2),
-            "cpu_p50_ms": round(statistics.median(cpu[way]) * 1000, 2),
-        }
-    out["ratio_p50"] = round(out["members"]["p50_ms"] / out["search"]["p50_ms"], 3)
-    out["cpu_ratio_p50"] = round(out["members"]["cpu_p50_ms"] / out["search"]["cpu_p50_ms"], 3)
-    pairs = list(zip(shown["search"], shown["members"], strict=True))
-    out["same chats and strengths"] = sum(a == b for a, b in pairs)
-    out["calls"] = len(pairs)
-    return out
-
-
 def collector(library: Library, count: int, threshold: int) -> dict[str, Any]:
     """Run in a child process: the collector's work over `count` tool searches at `threshold`."""
     from tools import conversation_search
@@ -713,7 +608,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--queries", type=int, default=40)
-    parts = "phases,timeline,after,gil,threads,depth,windows,vector,gc"
+    parts = "phases,timeline,after,gil,threads,vector,gc"
     parser.add_argument("--only", default="phases,gil,gc", help=f"comma list: {parts}")
     parser.add_argument("--gc-threshold", type=int, help=argparse.SUPPRESS)  # the child process's run
     args = parser.parse_args()
@@ -733,10 +628,6 @@ def main() -> None:
         out["timeline"] = timeline(library, args.queries)
     if "after" in wanted:
         out["after"] = after_legs(library, args.queries)
-    if "depth" in wanted:
-        out["depth"] = depth(library, args.queries)
-    if "windows" in wanted:
-        out["windows"] = window_keywords(library, args.queries)
     if "vector" in wanted:  # after phases: its wrappers stay on the methods
         out["vector"] = vector(library, args.queries)
     if "gc" in wanted:

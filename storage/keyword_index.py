@@ -6,7 +6,7 @@ Queries are built from analysed tokens (`storage.query`), never parsed from user
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -100,14 +100,12 @@ class KeywordIndex:
         limit: int,
         filters: Filters,
         kind: str = MESSAGE,
-        boosts: Mapping[str, float] | None = None,
         searcher: Any = None,
     ) -> list[UnitHit]:
-        """The best units of one kind (messages, windows or chat documents: `storage.units`). `boosts`
-        weighs terms (a query term's weight, or a term the query lacks: `storage.expansion`); `searcher`:
-        the search's own (`reader`), else a fresh one."""
+        """The best units of one kind (messages or windows: `storage.units`). `searcher`: the search's
+        own (`reader`), else a fresh one."""
         searcher = self.reader() if searcher is None else searcher
-        return self.read(self.find(query, limit, filters, kind, boosts, searcher), searcher)
+        return self.read(self.find(query, limit, filters, kind, searcher), searcher)
 
     def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
         """Only the chunks that contain one of the query's identifiers word for word."""
@@ -125,26 +123,22 @@ class KeywordIndex:
         limit: int,
         filters: Filters,
         kind: str = MESSAGE,
-        boosts: Mapping[str, float] | None = None,
         searcher: Any = None,
     ) -> list[Any]:
         """`search`'s documents, unread: their addresses, best first (`read` reads them)."""
         if not query.terms:
             return []
-        return [address for _score, address in self._run(self._query(query, boosts), limit, filters, kind, searcher)]
+        return [address for _score, address in self._run(self._query(query), limit, filters, kind, searcher)]
 
-    def _query(self, query: AnalysedQuery, boosts: Mapping[str, float] | None) -> Any:
-        """The BM25 query of `find`: each term (weighed by `boosts`), in the text and the title, and
-        adjacent terms and identifiers as phrases."""
+    def _query(self, query: AnalysedQuery) -> Any:
+        """The BM25 query of `find`: each term in the text and the title, and adjacent terms and
+        identifiers as phrases."""
         Q, Occur = tantivy.Query, tantivy.Occur
         should: list[tuple[Any, Any]] = []
-        boosts = boosts or {}
-        for term in list(query.terms) + [t for t in boosts if t not in query.terms]:
-            weight = boosts.get(term, 1.0)
-            text = Q.term_query(self.schema, "text", term)
-            should.append((Occur.Should, text if weight == 1.0 else Q.boost_query(text, weight)))
+        for term in query.terms:
+            should.append((Occur.Should, Q.term_query(self.schema, "text", term)))
             title = Q.term_query(self.schema, "title", term)
-            should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST * weight)))
+            should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST)))
         for left, right in zip(query.terms, query.terms[1:], strict=False):
             bigram = Q.phrase_query(self.schema, "text", [left, right], slop=1)
             should.append((Occur.Should, Q.boost_query(bigram, BIGRAM_BOOST)))
@@ -159,13 +153,12 @@ class KeywordIndex:
         query: AnalysedQuery,
         limit: int,
         filters: Filters,
-        boosts: Mapping[str, float] | None = None,
         searcher: Any = None,
     ) -> list[tuple[float, Any]]:
         """`find` over messages, with each document's BM25 score: (score, address), best first."""
         if not query.terms:
             return []
-        return self._run(self._query(query, boosts), limit, filters, MESSAGE, searcher)
+        return self._run(self._query(query), limit, filters, MESSAGE, searcher)
 
     def find_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:
         """`search_phrases`'s documents, unread."""

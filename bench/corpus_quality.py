@@ -43,7 +43,6 @@ def main() -> None:
     parser.add_argument("--keyword-coverage", type=float, default=SHIPPED.keyword_coverage)
     parser.add_argument("--store", type=Path, help="a store to reuse (built from the corpus when empty)")
     parser.add_argument("--windows", type=int, default=ChunkOptions().window_size, help="0: no exchange windows")
-    parser.add_argument("--window-title", action="store_true", help="the chat's title above each window")
     parser.add_argument("--window-vectors", choices=WINDOW_VECTORS, default=ChunkOptions().window_vectors)
     parser.add_argument("--window-weight", type=float, default=0.7, help="the window share when --windows > 1")
     parser.add_argument("--embed-cache", type=Path, help="reuse document vectors from this bench cache")
@@ -58,9 +57,7 @@ def main() -> None:
     lib = Library.open(
         home,
         embedder=embedder,
-        chunk_options=ChunkOptions(
-            window_size=args.windows, window_title=args.window_title, window_vectors=args.window_vectors
-        ),
+        chunk_options=ChunkOptions(window_size=args.windows, window_vectors=args.window_vectors),
     )
     if lib.is_empty():
         conversations, _ = read(CORPUS / "chats.jsonl")

@@ -100,12 +100,6 @@ class TermWeights:
             return 0.0
         return sum(w for term, w in self.weights.items() if term in present) / total
 
-    def _words(self, text: str) -> list[str]:
-        """The words of `text` that start with one of the starts (any case)."""
-        assert self.candidates is not None
-        lowered = self._lowered_words(text)
-        return self.candidates.findall(text) if lowered is None else sorted(lowered)
-
     def _lowered_words(self, text: str) -> set[str] | None:
         """The distinct words of `text` that start with one of the starts, lower-cased; None where only the
         general expression can tell (a start that is not lower-case ASCII, or a letter IGNORECASE folds

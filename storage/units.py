@@ -25,17 +25,16 @@ WINDOW_MESSAGE_WORDS = 80
 
 @dataclass(frozen=True)
 class Unit:
-    """A coarse unit before it becomes a `Chunk`: the messages it covers and its two texts."""
+    """A window before it becomes a `Chunk`: the messages it covers and its text (indexed, and embedded
+    where windows' vectors come from the model)."""
 
-    kind: str
     first_index: int
     last_index: int
     message_ids: tuple[str, ...]
-    text: str  # what the keyword leg indexes
-    embed_text: str  # what the vector leg embeds
+    text: str
 
 
-def _speaker(message: Message) -> str:
+def speaker_label(message: Message) -> str:
     return {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}[message.role]
 
 
@@ -50,12 +49,11 @@ def windows(
     stride: int,
     *,
     words: int = WINDOW_MESSAGE_WORDS,
-    title: bool = False,
     readable: Callable[[Message], bool] = lambda message: bool(message.text.strip()),
 ) -> Iterator[Unit]:
     """Windows of `size` consecutive messages, one starting every `stride` messages (size 3, stride 2:
     every pair of neighbours shares a window, at about half a row per message). Each message is read up
-    to `words` words; `title` puts the chat's title above the embedded lines. Only `readable` messages
+    to `words` words. Only `readable` messages
     give the window a line (the chunker leaves out tool output and acknowledgements, as it does for
     message vectors); a window needs two lines."""
     messages = conversation.messages
@@ -64,11 +62,9 @@ def windows(
     start = 0
     while True:
         part = messages[start : start + size]
-        lines = [f"{_speaker(m)}: {_head(m.text, words)}" for m in part if m.text.strip() and readable(m)]
+        lines = [f"{speaker_label(m)}: {_head(m.text, words)}" for m in part if m.text.strip() and readable(m)]
         if len(lines) >= 2:
-            text = "\n".join(lines)
-            embedded = f"{conversation.title}\n{text}" if title and conversation.title.strip() else text
-            yield Unit(WINDOW, part[0].index, part[-1].index, tuple(m.id for m in part), text, embedded)
+            yield Unit(part[0].index, part[-1].index, tuple(m.id for m in part), "\n".join(lines))
         if start + size >= len(messages):
             break
         start += stride

@@ -68,9 +68,7 @@ PHASES: list[tuple[Any, str]] = [
     (engine.SearchEngine, "_vector_hits"),
     (lance_store.LanceStore, "vector_search"),
     (KeywordIndex, "doc_freqs"),
-    (KeywordIndex, "search"),
-    (KeywordIndex, "search_phrases"),
-    (KeywordIndex, "find"),
+    (KeywordIndex, "find_scored"),
     (KeywordIndex, "find_phrases"),
     (KeywordIndex, "read"),
     (TermWeights, "present"),
@@ -200,13 +198,11 @@ TIMELINE: list[tuple[Any, str, str]] = [
     (engine.SearchEngine, "_vector_hits", "vector worker: query embedding and vector leg"),
     (lance_store.LanceStore, "vector_search", "vector worker: vector leg (scan, rescoring, hits)"),
     (KeywordIndex, "doc_freqs", "keyword: doc freqs"),
-    (KeywordIndex, "search", "keyword: search (find + read, as code before round six ran it)"),
-    (KeywordIndex, "find", "keyword: Tantivy searches"),
     (KeywordIndex, "find_scored", "keyword: Tantivy searches"),
     (KeywordIndex, "find_phrases", "keyword: phrase search"),
     (KeywordIndex, "read", "keyword: stored documents read"),
     # coverage is `present` and `share` where `present` exists (messages' stems, also for their windows)
-    (TermWeights, "present" if "present" in TermWeights.__dict__ else "coverage", "keyword: coverage checks"),
+    (TermWeights, "present", "keyword: coverage checks"),
     (legs, "member_windows", "keyword: windows from the message hits"),
     (engine, "rrf", "engine: RRF"),
     (engine, "window_boost", "engine: window boost"),
@@ -308,7 +304,7 @@ def timeline(library: Library, count: int) -> dict[str, Any]:
         return ms([b[at] - a[at_earlier] for a, b in zip(rows[earlier], rows[later], strict=True)])
 
     vector = "vector worker: vector leg (scan, rescoring, hits)"
-    keyword = "keyword: stored documents read" if "keyword: stored documents read" in rows else TIMELINE[4][2]
+    keyword = "keyword: stored documents read"
     legs = list(zip(rows[vector], rows[keyword], rows["keyword: coverage checks"], strict=True))
     legs_end = [max(v[1], k[1], c[1]) for v, k, c in legs]
     out["gaps_ms"] = {

@@ -94,45 +94,20 @@ class KeywordIndex:
         searcher = self.reader() if searcher is None else searcher
         return int(searcher.num_docs), {term: int(searcher.doc_freq("text", term)) for term in terms}
 
-    def search(
-        self,
-        query: AnalysedQuery,
-        limit: int,
-        filters: Filters,
-        kind: str = MESSAGE,
-        searcher: Any = None,
-    ) -> list[UnitHit]:
-        """The best units of one kind (messages or windows: `storage.units`). `searcher`: the search's
-        own (`reader`), else a fresh one."""
+    def search(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
+        """The best messages by BM25, read (the keyword leg alone, as benchmarks time it). `searcher`:
+        the search's own (`reader`), else a fresh one."""
         searcher = self.reader() if searcher is None else searcher
-        return self.read(self.find(query, limit, filters, kind, searcher), searcher)
+        return self.read([address for _score, address in self.find_scored(query, limit, filters, searcher)], searcher)
 
-    def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
-        """Only the chunks that contain one of the query's identifiers word for word."""
-        searcher = self.reader() if searcher is None else searcher
-        return self.read(self.find_phrases(query, limit, filters, searcher), searcher)
-
-    # `search` in two steps, for a caller that runs every Tantivy search first and reads the documents
-    # after: a search lets go of the GIL and, beside a thread running Python, may wait up to the switch
-    # interval (5 ms) to get it back; document reads keep it. `SearchEngine.rank` searches while the
-    # vector leg's worker is in native code (the query embedding), and reads while it scans.
-
-    def find(
-        self,
-        query: AnalysedQuery,
-        limit: int,
-        filters: Filters,
-        kind: str = MESSAGE,
-        searcher: Any = None,
-    ) -> list[Any]:
-        """`search`'s documents, unread: their addresses, best first (`read` reads them)."""
-        if not query.terms:
-            return []
-        return [address for _score, address in self._run(self._query(query), limit, filters, kind, searcher)]
+    # The keyword leg in two steps, for a caller that runs every Tantivy search first and reads the
+    # documents after: a search lets go of the GIL and, beside a thread running Python, may wait up to the
+    # switch interval (5 ms) to get it back; document reads keep it. `SearchEngine.rank` searches while
+    # the vector leg's worker is in native code (the query embedding), and reads while it scans.
 
     def _query(self, query: AnalysedQuery) -> Any:
-        """The BM25 query of `find`: each term in the text and the title, and adjacent terms and
-        identifiers as phrases."""
+        """The BM25 query: each term in the text and the title, and adjacent terms and identifiers as
+        phrases."""
         Q, Occur = tantivy.Query, tantivy.Occur
         should: list[tuple[Any, Any]] = []
         for term in query.terms:
@@ -155,21 +130,22 @@ class KeywordIndex:
         filters: Filters,
         searcher: Any = None,
     ) -> list[tuple[float, Any]]:
-        """`find` over messages, with each document's BM25 score: (score, address), best first."""
+        """The best messages' addresses with their BM25 scores: (score, address), best first (`read`
+        reads them)."""
         if not query.terms:
             return []
-        return self._run(self._query(query), limit, filters, MESSAGE, searcher)
+        return self._run(self._query(query), limit, filters, searcher)
 
     def find_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:
-        """`search_phrases`'s documents, unread."""
+        """The messages that hold one of the query's identifiers word for word, unread."""
         if not query.phrases:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
-        return [address for _score, address in self._run(Q.boolean_query(phrases), limit, filters, MESSAGE, searcher)]
+        return [address for _score, address in self._run(Q.boolean_query(phrases), limit, filters, searcher)]
 
     def read(self, addresses: list[Any], searcher: Any) -> list[UnitHit]:
-        """The units at these addresses (from `find` with the same searcher), in their order."""
+        """The units at these addresses (found with the same searcher), in their order."""
         out = []
         for address in addresses:
             # One dictionary of every stored field: half the time of six lookups on the document (300
@@ -201,12 +177,11 @@ class KeywordIndex:
             out[doc["chunk_id"][0]] = _text(doc)
         return out
 
-    def _run(
-        self, query: Any, limit: int, filters: Filters, kind: str, searcher: Any = None
-    ) -> list[tuple[float, Any]]:
+    def _run(self, query: Any, limit: int, filters: Filters, searcher: Any = None) -> list[tuple[float, Any]]:
+        """The best messages matching `query` and the filters (windows are indexed too, never searched)."""
         Occur = tantivy.Occur
         clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
-        clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)))
+        clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", MESSAGE)))
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self.reader() if searcher is None else searcher
         return list(searcher.search(tantivy.Query.boolean_query(clauses), limit).hits)

@@ -1,8 +1,7 @@
 """Chat-level hit@1/@5 on the realistic test corpus, per query kind, for each leg and both fusions.
 
     FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/corpus_quality.py \\
-        [--keyword-coverage 0.6] [--store DIR] [--windows 0] [--embed-cache bench/.cache/embeddings.sqlite] \\
-        [--fusion "recency=0.2,query_form=content"]
+        [--keyword-coverage 0.6] [--store DIR] [--windows 0] [--embed-cache bench/.cache/embeddings.sqlite]
 
 The corpus and its queries are the test fixtures (tests/fixtures/corpus): 30 chats; keyword, paraphrase
 and identifier queries, each naming the chat that answers it. Modes: `vector` and `keyword` (each leg
@@ -22,7 +21,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.embed_cache import CachingEmbedder
-from bench.variants import fusion_variants
 from importers.registry import read
 from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedder import FastEmbedder
@@ -43,31 +41,23 @@ def chat_order(lib: Library, query: str, mode: str, fusion: Fusion) -> list[str]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keyword-coverage", type=float, default=SHIPPED.keyword_coverage)
-    parser.add_argument("--keyword-coverage-power", type=float, default=SHIPPED.keyword_coverage_power)
     parser.add_argument("--store", type=Path, help="a store to reuse (built from the corpus when empty)")
     parser.add_argument("--windows", type=int, default=ChunkOptions().window_size, help="0: no exchange windows")
-    parser.add_argument("--window-title", action="store_true", help="the chat's title above each window")
     parser.add_argument("--window-vectors", choices=WINDOW_VECTORS, default=ChunkOptions().window_vectors)
     parser.add_argument("--window-weight", type=float, default=0.7, help="the window share when --windows > 1")
     parser.add_argument("--embed-cache", type=Path, help="reuse document vectors from this bench cache")
-    parser.add_argument("--fusion", default="", help="Fusion fields over the shipped ones: name=value,...")
     args = parser.parse_args()
     hybrid = replace(
         SHIPPED,
         keyword_coverage=args.keyword_coverage,
-        keyword_coverage_power=args.keyword_coverage_power,
         window_weight=args.window_weight if args.windows > 1 else 0.0,
     )
-    if args.fusion:
-        hybrid = fusion_variants(hybrid, args.fusion)[0][1]
     home = args.store or Path(tempfile.mkdtemp(prefix="pastchats-corpus-"))
     embedder = CachingEmbedder(FastEmbedder(), args.embed_cache) if args.embed_cache else None
     lib = Library.open(
         home,
         embedder=embedder,
-        chunk_options=ChunkOptions(
-            window_size=args.windows, window_title=args.window_title, window_vectors=args.window_vectors
-        ),
+        chunk_options=ChunkOptions(window_size=args.windows, window_vectors=args.window_vectors),
     )
     if lib.is_empty():
         conversations, _ = read(CORPUS / "chats.jsonl")

@@ -1,7 +1,6 @@
 """How far a model can trust `strength`: checked on LongMemEval (user turns), with the embedding cache.
 
-    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/strength.py [--limit N] \
-        [--fusions "window_keywords=search;shipped"]
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/strength.py [--limit N]
 
 For each question, one fresh store of its haystack, and `Library.search(question, max_results=10)`:
 - own question: is an evidence session shown, and is it strong? What share of strong chats are evidence
@@ -9,8 +8,7 @@ For each question, one fresh store of its haystack, and `Library.search(question
 - another question's text against this haystack (its evidence is not there): how often is any chat
   strong? And nonsense / meta-word queries: never strong, ideally.
 Also prints the best vector similarity of evidence units vs. the best of other units, which is what
-`storage.evidence.STRONG_SIMILARITY` was checked against. `--fusions`: the counts for each fusion
-(`bench/variants.py`'s syntax), on the same stores.
+`storage.evidence.STRONG_SIMILARITY` was checked against.
 """
 
 from __future__ import annotations
@@ -26,11 +24,9 @@ from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.cli import LME_FILE
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.retrieve import ImportTiming, fresh_store
-from bench.variants import fusion_variants
 from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedder import FastEmbedder
 from storage.library import Library
-from storage.search import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTS = ("own_shown", "own_strong", "strong_total", "strong_gold", "foreign_strong", "nonsense_strong")
@@ -42,15 +38,13 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "bench")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--embed-cache", type=Path, default=DEFAULT_CACHE)
-    parser.add_argument("--fusions", help="';'-separated field=value lists over the shipped fusion")
     parser.add_argument("--window-vectors", choices=WINDOW_VECTORS, default=ChunkOptions().window_vectors)
     args = parser.parse_args()
-    fusions = fusion_variants(SHIPPED, args.fusions) if args.fusions else [("shipped", SHIPPED)]
     embedder = CachingEmbedder(FastEmbedder(), args.embed_cache)
     options = ChunkOptions(window_vectors=args.window_vectors)
     questions = [q for q in load_longmemeval(args.data / LME_FILE, args.limit) if not q.abstention]
     timing = ImportTiming()
-    counts = {name: dict.fromkeys(COUNTS, 0) for name, _ in fusions}
+    tally = dict.fromkeys(COUNTS, 0)
     gold_sims: list[float] = []
     other_sims: list[float] = []
     for position, question in enumerate(questions):
@@ -62,37 +56,31 @@ def main() -> None:
 
         with fresh_store(open_library, haystack.conversations, timing, None) as lib:
             gold = {cid for cid, session in haystack.session_of.items() if session in question.gold_sessions}
-            for name, fusion in fusions:
-                tally = counts[name]
-                result = lib.search(question.question, max_results=10, fusion=fusion)
-                shown_gold = [hit for hit in result.chats if hit.uri in gold]
-                tally["own_shown"] += bool(shown_gold)
-                tally["own_strong"] += any(hit.strength == "strong" for hit in shown_gold)
-                strong = [hit for hit in result.chats if hit.strength == "strong"]
-                tally["strong_total"] += len(strong)
-                tally["strong_gold"] += sum(hit.uri in gold for hit in strong)
-                tally["foreign_strong"] += any(
-                    hit.strength == "strong" for hit in lib.search(foreign, max_results=10, fusion=fusion).chats
-                )
-                tally["nonsense_strong"] += sum(
-                    any(hit.strength == "strong" for hit in lib.search(query, max_results=10, fusion=fusion).chats)
-                    for query in NONSENSE
-                )
+            result = lib.search(question.question, max_results=10)
+            shown_gold = [hit for hit in result.chats if hit.uri in gold]
+            tally["own_shown"] += bool(shown_gold)
+            tally["own_strong"] += any(hit.strength == "strong" for hit in shown_gold)
+            strong = [hit for hit in result.chats if hit.strength == "strong"]
+            tally["strong_total"] += len(strong)
+            tally["strong_gold"] += sum(hit.uri in gold for hit in strong)
+            tally["foreign_strong"] += any(
+                hit.strength == "strong" for hit in lib.search(foreign, max_results=10).chats
+            )
+            tally["nonsense_strong"] += sum(
+                any(hit.strength == "strong" for hit in lib.search(query, max_results=10).chats) for query in NONSENSE
+            )
             ranking = lib.engine.rank(question.question, mode="vector")
             for cid, evidence in ranking.evidence.items():
                 if evidence.similarity is not None:
                     (gold_sims if cid in gold else other_sims).append(evidence.similarity)
     n = len(questions)
     print(f"LongMemEval user turns, {n} questions (abstention left out)")
-    for name, tally in counts.items():
-        if len(counts) > 1:
-            print(f" {name}:")
-        shown, strong_shown = tally["own_shown"], tally["own_strong"]
-        print(f"  own question: an evidence session shown in {shown}/{n}, shown strong in {strong_shown}/{n}")
-        print(f"  strong chats that are evidence sessions: {tally['strong_gold']}/{tally['strong_total']}")
-        print(f"  another question's text: some chat strong in {tally['foreign_strong']}/{n} haystacks")
-        searches = n * len(NONSENSE)
-        print(f"  nonsense and meta-word queries: some chat strong in {tally['nonsense_strong']}/{searches} searches")
+    shown, strong_shown = tally["own_shown"], tally["own_strong"]
+    print(f"  own question: an evidence session shown in {shown}/{n}, shown strong in {strong_shown}/{n}")
+    print(f"  strong chats that are evidence sessions: {tally['strong_gold']}/{tally['strong_total']}")
+    print(f"  another question's text: some chat strong in {tally['foreign_strong']}/{n} haystacks")
+    searches = n * len(NONSENSE)
+    print(f"  nonsense and meta-word queries: some chat strong in {tally['nonsense_strong']}/{searches} searches")
     for name, sims in (("evidence sessions", gold_sims), ("other sessions", other_sims)):
         ordered = sorted(sims)
         share = sum(s >= 0.5 for s in ordered) / len(ordered)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, replace
 
 from storage.models import Conversation, Message, content_hash
-from storage.units import CHAT, MESSAGE, WINDOW, WINDOW_MESSAGE_WORDS, Unit, chat_document, message_chunk_id, windows
+from storage.units import MESSAGE, WINDOW, WINDOW_MESSAGE_WORDS, message_chunk_id, speaker_label, windows
 
 # all-MiniLM-L6-v2 reads 256 word pieces; English prose runs ~1.3 pieces a word, code more.
 PASSAGE_WORDS = 150
@@ -91,10 +91,6 @@ def embeds(message: Message) -> bool:
     return message.role != "tool" and not is_trivial(message.text)
 
 
-def _speaker(message: Message) -> str:
-    return {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}[message.role]
-
-
 WINDOW_VECTORS = ("model", "mean", "words")  # `ChunkOptions.window_vectors`
 
 
@@ -102,37 +98,28 @@ WINDOW_VECTORS = ("model", "mean", "words")  # `ChunkOptions.window_vectors`
 class ChunkOptions:
     """How a chunk's embedded text is built. Changing these re-embeds what changed, nothing else."""
 
-    title: bool = False  # prefix the chat's title (no gain measured; see docs/BENCHMARKS.md)
     # Prefix the end of the previous message: a reply ("yes, last week") is embedded with what it answers.
     # LoCoMo vector-leg recall@5 37.1 -> 44.1 with 30 words.
     previous_words: int = 30
     speaker: bool = True  # "User: ..." / "Assistant: ..."
     # Coarse units beside the messages (`storage.units`): windows of `window_size` consecutive messages
-    # every `window_stride` messages (0 = none), and one document per chat.
+    # every `window_stride` messages (0 = none).
     # Windows of 3 every 2 (about half a row per message) with `Fusion(window_weight=0.7)`: LoCoMo R@5
-    # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run; chat documents did not help (docs/BENCHMARKS.md).
+    # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run (docs/BENCHMARKS.md).
     window_size: int = 3
     window_stride: int = 2
     window_words: int = WINDOW_MESSAGE_WORDS  # words of each message a window reads
-    window_title: bool = False  # the chat's title above a window's embedded lines
     # A window's vector: "model" embeds its lines; "mean" is the normalised mean of its messages'
     # first-passage vectors, "words" that mean weighted by the words of each message the window reads
     # (at most `window_words`). Derived windows cost no model time: a quarter of the word pieces an import
-    # embedded on the realistic corpus. With `Fusion.window_vector_weight` 0.75, against model windows:
+    # embedded on the realistic corpus. With `search.fusion.WINDOW_VECTOR_WEIGHT` 0.75, against model windows:
     # LoCoMo R@5 / R@10 69.0 / 79.1 -> 68.9 / 78.6, LongMemEval_S user turns ndcg_any@10 0.963 -> 0.988,
     # corpus paraphrases alike (docs/BENCHMARKS.md, round eight, windows).
     window_vectors: str = "words"
-    chat_document: bool = False
 
     def __post_init__(self) -> None:
         if self.window_vectors not in WINDOW_VECTORS:
             raise ValueError(f"window_vectors must be one of {', '.join(WINDOW_VECTORS)}, not {self.window_vectors!r}")
-        if self.window_title and self.window_vectors != "model":
-            raise ValueError("window_title puts the title in the text the model embeds: needs window_vectors='model'")
-
-    @property
-    def coarse(self) -> bool:
-        return self.window_size > 1 or self.chat_document
 
 
 DEFAULT_OPTIONS = ChunkOptions()
@@ -152,12 +139,10 @@ def chunk_conversation(
     for message in conversation.messages:
         passages = split_passages(message.text)
         context = ""
-        if options.title:
-            context += f"{conversation.title}\n"
         # Tool output says nothing a reply answers: its tail (log lines) would only blur the reply's vector.
         if options.previous_words and previous is not None and previous.role != "tool" and previous.text.strip():
-            context += f"{_speaker(previous)}: {_tail_words(previous.text, options.previous_words)}\n"
-        speaker = f"{_speaker(message)}: " if options.speaker else ""
+            context += f"{speaker_label(previous)}: {_tail_words(previous.text, options.previous_words)}\n"
+        speaker = f"{speaker_label(message)}: " if options.speaker else ""
         vector = embeds(message)
         for part, passage in enumerate(passages):
             embedded_part = min(part, MAX_EMBEDDED_PASSAGES - 1)
@@ -179,32 +164,20 @@ def chunk_conversation(
         if vector and passages:
             read = min(len(message.text.split()), options.window_words)
             heads[message.index] = (chunks[-len(passages)].embed_key, read)
-    units: list[Unit] = []
-    if options.window_size > 1:
-        units += windows(
-            conversation,
-            options.window_size,
-            options.window_stride,
-            words=options.window_words,
-            title=options.window_title,
-            readable=embeds,
-        )
-    if options.chat_document and (document := chat_document(conversation)) is not None:
-        units.append(document)
-    for unit in units:
-        suffix = CHAT if unit.kind == CHAT else f"w{unit.first_index}-{unit.last_index}"
+    size, stride, words = options.window_size, options.window_stride, options.window_words
+    for unit in windows(conversation, size, stride, words=words, readable=embeds):
         chunk = Chunk(
-            id=f"{conversation.id}\x1f{suffix}",
+            id=f"{conversation.id}\x1fw{unit.first_index}-{unit.last_index}",
             conversation_id=conversation.id,
-            kind=unit.kind,
+            kind=WINDOW,
             first_index=unit.first_index,
             last_index=unit.last_index,
             message_ids=unit.message_ids,
             text=unit.text,
-            embed_text=unit.embed_text,
-            embed_key=content_hash(model_name, unit.embed_text),
+            embed_text=unit.text,
+            embed_key=content_hash(model_name, unit.text),
         )
-        if unit.kind == WINDOW and options.window_vectors != "model":
+        if options.window_vectors != "model":
             chunk = _derived(chunk, heads, options.window_vectors, model_name)
         chunks.append(chunk)
     return chunks

@@ -100,12 +100,6 @@ class TermWeights:
             return 0.0
         return sum(w for term, w in self.weights.items() if term in present) / total
 
-    def _words(self, text: str) -> list[str]:
-        """The words of `text` that start with one of the starts (any case)."""
-        assert self.candidates is not None
-        lowered = self._lowered_words(text)
-        return self.candidates.findall(text) if lowered is None else sorted(lowered)
-
     def _lowered_words(self, text: str) -> set[str] | None:
         """The distinct words of `text` that start with one of the starts, lower-cased; None where only the
         general expression can tell (a start that is not lower-case ASCII, or a letter IGNORECASE folds
@@ -149,16 +143,16 @@ class ChatEvidence:
         return self.exact or self.coverage > 0 or (self.similarity is not None and self.similarity >= MATCH_SIMILARITY)
 
 
-def keyword_factor(coverage: float, full: float, power: float = 1.0) -> float:
+def keyword_factor(coverage: float, full: float) -> float:
     """How much a keyword hit counts in the fusion: fully from `full` coverage up, less below (in
-    proportion to `coverage / full`, raised to `power`).
+    proportion to `coverage / full`; a squared ramp did worse on LoCoMo at every threshold tried).
 
     A hit that holds only the query's common words ranks high in BM25 when nothing better exists, and
     would otherwise bury a strong semantic match (issue 10: paraphrased questions).
     """
     if full <= 0:
         return 1.0
-    return float(min(1.0, coverage / full) ** power)
+    return min(1.0, coverage / full)
 
 
 def strongest_first(chats: Iterable[tuple[str, Strength]]) -> list[str]:

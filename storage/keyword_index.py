@@ -6,7 +6,7 @@ Queries are built from analysed tokens (`storage.query`), never parsed from user
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -94,57 +94,26 @@ class KeywordIndex:
         searcher = self.reader() if searcher is None else searcher
         return int(searcher.num_docs), {term: int(searcher.doc_freq("text", term)) for term in terms}
 
-    def search(
-        self,
-        query: AnalysedQuery,
-        limit: int,
-        filters: Filters,
-        kind: str = MESSAGE,
-        boosts: Mapping[str, float] | None = None,
-        searcher: Any = None,
-    ) -> list[UnitHit]:
-        """The best units of one kind (messages, windows or chat documents: `storage.units`). `boosts`
-        weighs terms (a query term's weight, or a term the query lacks: `storage.expansion`); `searcher`:
+    def search(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
+        """The best messages by BM25, read (the keyword leg alone, as benchmarks time it). `searcher`:
         the search's own (`reader`), else a fresh one."""
         searcher = self.reader() if searcher is None else searcher
-        return self.read(self.find(query, limit, filters, kind, boosts, searcher), searcher)
+        return self.read([address for _score, address in self.find_scored(query, limit, filters, searcher)], searcher)
 
-    def search_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[UnitHit]:
-        """Only the chunks that contain one of the query's identifiers word for word."""
-        searcher = self.reader() if searcher is None else searcher
-        return self.read(self.find_phrases(query, limit, filters, searcher), searcher)
+    # The keyword leg in two steps, for a caller that runs every Tantivy search first and reads the
+    # documents after: a search lets go of the GIL and, beside a thread running Python, may wait up to the
+    # switch interval (5 ms) to get it back; document reads keep it. `SearchEngine.rank` searches while
+    # the vector leg's worker is in native code (the query embedding), and reads while it scans.
 
-    # `search` in two steps, for a caller that runs every Tantivy search first and reads the documents
-    # after: a search lets go of the GIL and, beside a thread running Python, may wait up to the switch
-    # interval (5 ms) to get it back; document reads keep it. `SearchEngine.rank` searches while the
-    # vector leg's worker is in native code (the query embedding), and reads while it scans.
-
-    def find(
-        self,
-        query: AnalysedQuery,
-        limit: int,
-        filters: Filters,
-        kind: str = MESSAGE,
-        boosts: Mapping[str, float] | None = None,
-        searcher: Any = None,
-    ) -> list[Any]:
-        """`search`'s documents, unread: their addresses, best first (`read` reads them)."""
-        if not query.terms:
-            return []
-        return [address for _score, address in self._run(self._query(query, boosts), limit, filters, kind, searcher)]
-
-    def _query(self, query: AnalysedQuery, boosts: Mapping[str, float] | None) -> Any:
-        """The BM25 query of `find`: each term (weighed by `boosts`), in the text and the title, and
-        adjacent terms and identifiers as phrases."""
+    def _query(self, query: AnalysedQuery) -> Any:
+        """The BM25 query: each term in the text and the title, and adjacent terms and identifiers as
+        phrases."""
         Q, Occur = tantivy.Query, tantivy.Occur
         should: list[tuple[Any, Any]] = []
-        boosts = boosts or {}
-        for term in list(query.terms) + [t for t in boosts if t not in query.terms]:
-            weight = boosts.get(term, 1.0)
-            text = Q.term_query(self.schema, "text", term)
-            should.append((Occur.Should, text if weight == 1.0 else Q.boost_query(text, weight)))
+        for term in query.terms:
+            should.append((Occur.Should, Q.term_query(self.schema, "text", term)))
             title = Q.term_query(self.schema, "title", term)
-            should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST * weight)))
+            should.append((Occur.Should, Q.boost_query(title, TITLE_BOOST)))
         for left, right in zip(query.terms, query.terms[1:], strict=False):
             bigram = Q.phrase_query(self.schema, "text", [left, right], slop=1)
             should.append((Occur.Should, Q.boost_query(bigram, BIGRAM_BOOST)))
@@ -159,24 +128,24 @@ class KeywordIndex:
         query: AnalysedQuery,
         limit: int,
         filters: Filters,
-        boosts: Mapping[str, float] | None = None,
         searcher: Any = None,
     ) -> list[tuple[float, Any]]:
-        """`find` over messages, with each document's BM25 score: (score, address), best first."""
+        """The best messages' addresses with their BM25 scores: (score, address), best first (`read`
+        reads them)."""
         if not query.terms:
             return []
-        return self._run(self._query(query, boosts), limit, filters, MESSAGE, searcher)
+        return self._run(self._query(query), limit, filters, searcher)
 
     def find_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:
-        """`search_phrases`'s documents, unread."""
+        """The messages that hold one of the query's identifiers word for word, unread."""
         if not query.phrases:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
-        return [address for _score, address in self._run(Q.boolean_query(phrases), limit, filters, MESSAGE, searcher)]
+        return [address for _score, address in self._run(Q.boolean_query(phrases), limit, filters, searcher)]
 
     def read(self, addresses: list[Any], searcher: Any) -> list[UnitHit]:
-        """The units at these addresses (from `find` with the same searcher), in their order."""
+        """The units at these addresses (found with the same searcher), in their order."""
         out = []
         for address in addresses:
             # One dictionary of every stored field: half the time of six lookups on the document (300
@@ -208,12 +177,11 @@ class KeywordIndex:
             out[doc["chunk_id"][0]] = _text(doc)
         return out
 
-    def _run(
-        self, query: Any, limit: int, filters: Filters, kind: str, searcher: Any = None
-    ) -> list[tuple[float, Any]]:
+    def _run(self, query: Any, limit: int, filters: Filters, searcher: Any = None) -> list[tuple[float, Any]]:
+        """The best messages matching `query` and the filters (windows are indexed too, never searched)."""
         Occur = tantivy.Occur
         clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
-        clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", kind)))
+        clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", MESSAGE)))
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self.reader() if searcher is None else searcher
         return list(searcher.search(tantivy.Query.boolean_query(clauses), limit).hits)

@@ -1,10 +1,10 @@
 """How far any ordering could take the retrieval goals (issue 13): the ceilings beside what ships.
 
     FASTEMBED_CACHE_PATH=/work/shared/fastembed_cache uv run python -m bench.quality.ceilings \\
-        --stores /work/q7-stores [--bench locomo|lme] [--fusion "field=value,..."]
+        --stores /work/q7-stores [--bench locomo|lme]
 
 For each question, three numbers per metric:
-- shipped: the metric over `search_units`' ranking (100 units), as `bench/variants.py` scores it;
+- shipped: the metric over `search_units`' ranking (100 units);
 - pool: the best any ordering of what the legs retrieve could reach: every unit the fusion holds
   (both legs' candidates and the messages their windows bring in), evidence first;
 - top N: the best any reordering of the shipped ranking's first N turns (sessions for session recall)
@@ -12,7 +12,7 @@ For each question, three numbers per metric:
 - store: the best any ordering of the whole store could reach: only the evidence's own size limits it
   (a question with 12 evidence turns can have at most 10 of them in the first 10; an evidence id that is
   no turn of the conversation can never be found).
-Stores are opened like `bench/variants.py`'s (same options, same folder names), so its stores are reused.
+Stores are kept under `--stores` (one folder per chunking), so a second run only ranks.
 """
 
 from __future__ import annotations
@@ -25,25 +25,30 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from bench.embed_cache import CachingEmbedder
 from bench.quality.locomo import CATEGORIES, load_locomo, session_of
 from bench.quality.longmemeval import load_longmemeval
-from bench.quality.metrics import dcg
+from bench.quality.metrics import dcg, expand_units
 from bench.quality.run_longmemeval import score_question as score_lme
-from bench.variants import QueryMemo, fusion_variants, open_store, ranked
 from storage.chunking import ChunkOptions
 from storage.embedder import FastEmbedder
 from storage.library import Library
 from storage.models import Conversation
-from storage.search import NO_FILTERS, SHIPPED, Fusion
 
 ROOT = Path(__file__).resolve().parents[2]
 KS = (5, 10)
 TOP_N = (20, 50)  # reordering the shipped ranking's first N turns
 
 
-def pool_turns(library: Library, question: str, fusion: Fusion) -> set[tuple[str, str]]:
+def ranked(library: Library, question: str) -> list[tuple[str, str]]:
+    """The shipped ranking's (chat, message) turns, best first, each once."""
+    units = library.search_units(question, limit=100)
+    return expand_units([[(u.conversation_id, m) for m in u.message_ids] for u in units])
+
+
+def pool_turns(library: Library, question: str) -> set[tuple[str, str]]:
     """Every (chat, message) the fusion holds a unit for: what any reordering could put first."""
-    ranking = library.engine.rank(question, limit=100, filters=NO_FILTERS, fusion=fusion)
+    ranking = library.engine.rank(question, limit=100)
     return {(u.conversation_id, m) for cid, _ in ranking.fused for u in (ranking.units[cid],) for m in u.message_ids}
 
 
@@ -64,8 +69,8 @@ def locomo(args: argparse.Namespace, store: Callable[[str, list[Conversation]], 
         for q in sample.questions:
             evidence = set(q.evidence)
             sessions = {session_of(e) for e in evidence}
-            turns = [m for _, m in ranked(library, q.question, "hybrid", args.fusion, [])]
-            pool = {m for _, m in pool_turns(library, q.question, args.fusion)}
+            turns = [m for _, m in ranked(library, q.question)]
+            pool = {m for _, m in pool_turns(library, q.question)}
             row: dict[str, float] = {}
             for k in KS:
                 row[f"shipped R@{k}"] = best_recall(len(evidence & set(turns[:k])), len(evidence), k)
@@ -99,11 +104,11 @@ def lme(args: argparse.Namespace, store: Callable[[str, list[Conversation]], Lib
             continue
         haystack = q.haystack(args.lme_variant)
         library = store(q.question_id, haystack.conversations)
-        turns = ranked(library, q.question, "hybrid", args.fusion, [])
+        turns = ranked(library, q.question)
         sessions = list(dict.fromkeys(haystack.session_of[cid] for cid, _ in turns))
         gold = set(q.gold_sessions)
         scores = score_lme(sessions, q.gold_sessions)
-        pool = {haystack.session_of[c] for c, _ in pool_turns(library, q.question, args.fusion)}
+        pool = {haystack.session_of[c] for c, _ in pool_turns(library, q.question)}
         row = {
             "shipped all@5": scores["recall_all@5"],
             "pool all@5": float(len(gold & pool) == len(gold) and len(gold) <= 5),
@@ -140,21 +145,22 @@ def print_table(title: str, rows: Sequence[dict[str, float]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "bench")
-    parser.add_argument("--stores", type=Path, default=ROOT / "bench" / ".cache" / "variants")
+    parser.add_argument("--stores", type=Path, default=ROOT / "bench" / ".cache" / "ceilings")
     parser.add_argument("--bench", choices=["locomo", "lme"], default="locomo")
     parser.add_argument("--lme-variant", choices=["user", "full"], default="full")
     parser.add_argument("--lme-per-type", type=int)
-    parser.add_argument("--fusion", help="one fusion over the shipped one, field=value pairs")
     args = parser.parse_args()
-    args.fusion = fusion_variants(SHIPPED, args.fusion)[0][1]
     options = ChunkOptions()
     tag = f"ctx{options.previous_words}-spk-notitle-win{options.window_size}s{options.window_stride}"
-    tag += f"-wv{options.window_vectors}" if options.window_vectors != "model" else ""  # as bench/variants.py names it
-    embedder = QueryMemo(FastEmbedder())
+    tag += f"-wv{options.window_vectors}" if options.window_vectors != "model" else ""
+    embedder = CachingEmbedder(FastEmbedder())
 
     def store(name: str, chats: list[Conversation]) -> Library:
         folder = args.stores / tag / (f"lme-{args.lme_variant}" if args.bench == "lme" else "")
-        return open_store(folder / name, embedder, options, chats)
+        library = Library.open(folder / name, embedder=embedder, chunk_options=options)
+        if library.is_empty():
+            library.import_conversations(chats)
+        return library
 
     (lme if args.bench == "lme" else locomo)(args, store)
     print(f"embedded {embedder.misses} new texts, {embedder.hits} from the cache", file=sys.stderr)

@@ -62,8 +62,6 @@ def test_derived_windows_are_the_default_and_an_unknown_recipe_is_refused() -> N
     assert DEFAULT_OPTIONS.window_vectors == "words"
     with pytest.raises(ValueError, match="window_vectors must be one of model, mean, words"):
         ChunkOptions(window_vectors="median")
-    with pytest.raises(ValueError, match="window_title"):
-        ChunkOptions(window_title=True)  # a derived window embeds no text: a title could not change it
 
 
 def test_a_derived_window_names_its_messages_first_passages_and_the_words_it_reads() -> None:

@@ -32,6 +32,13 @@ def reference(weights: TermWeights) -> TermWeights:
     return dataclasses.replace(weights, ascii_starts=None)
 
 
+def found_words(weights: TermWeights, text: str) -> list[str]:
+    """The words of `text` that `present` stems: those that start with one of the starts (any case)."""
+    assert weights.candidates is not None
+    lowered = weights._lowered_words(text)
+    return weights.candidates.findall(text) if lowered is None else sorted(lowered)
+
+
 def test_coverage_on_ascii_text_equals_the_general_expressions_word_for_word() -> None:
     queries = ["proxy nginx", "deploy", "payment-service TypeError", "state kelvin", "err conn reset", "init"]
     rng = random.Random(4)
@@ -43,8 +50,8 @@ def test_coverage_on_ascii_text_equals_the_general_expressions_word_for_word() -
         general = reference(weights)
         for text in TEXTS + generated:
             # the fast path gives the distinct words lower-cased; coverage lower-cases them anyway
-            ours = {w.lower() for w in weights._words(text)}
-            assert ours == {w.lower() for w in general._words(text)}, (query, text)
+            ours = {w.lower() for w in found_words(weights, text)}
+            assert ours == {w.lower() for w in found_words(general, text)}, (query, text)
             assert weights.coverage(text) == general.coverage(text), (query, text)
 
 
@@ -65,7 +72,32 @@ def test_the_letters_lower_case_does_not_fold_like_ignorecase_are_exactly_the_li
 
 def test_a_match_inside_a_word_does_not_count_but_one_after_an_underscore_does() -> None:
     weights = TermWeights.of(analyse("proxy"), 1000, {})
-    assert weights._words("xproxy aproxy") == []
-    assert weights._words("my_proxy") == ["proxy"]
+    assert found_words(weights, "xproxy aproxy") == []
+    assert found_words(weights, "my_proxy") == ["proxy"]
     assert weights.coverage("reverse proxies") == 1.0
     assert weights.coverage("xproxies") == 0.0
+
+
+def filtered_after(weights: TermWeights, text: str) -> set[str]:
+    """The words the code before found: every match of the starts, kept when no letter or digit is before it."""
+    starts = sorted({term[: max(2, len(term) - 1)] for term in weights.weights}, key=len, reverse=True)
+    pattern = re.compile(r"(?:" + "|".join(map(re.escape, starts)) + r")[^\W_]*")
+    lowered = text.lower()
+    return {m.group() for m in pattern.finditer(lowered) if m.start() == 0 or not lowered[m.start() - 1].isalnum()}
+
+
+def test_word_starts_are_found_at_the_text_start_after_newlines_underscores_and_digits_only() -> None:
+    texts = [
+        "proxy",
+        "xproxy\nproxy\tproxies",
+        "2proxy proxy2 _proxy proxy_ a-proxy",
+        "nnginx ngnginx nginx1 1nginx",
+        "p pr pro prox \n\nPROXY",
+        "ab abc xab 9ab ab_",
+    ]
+    for query in ("proxy nginx", "ab", "a proxy", "deploy x"):
+        weights = TermWeights.of(analyse(query), 1000, {})
+        if weights.ascii_starts is None:
+            continue
+        for text in texts:
+            assert weights._lowered_words(text) == filtered_after(weights, text), (query, text)

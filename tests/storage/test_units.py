@@ -1,4 +1,4 @@
-"""Coarse retrieval units: exchange windows and chat documents, searched but never shown."""
+"""Coarse retrieval units: exchange windows, searched but never shown."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from storage.chunking import ChunkOptions, chunk_conversation
 from storage.embedder import HashEmbedder
 from storage.lance_store import UnitHit
 from storage.library import Library
-from storage.search import SHIPPED, relative_similarity
-from storage.units import CHAT, MESSAGE, WINDOW, chat_document, key_terms, kind_of, windows
+from storage.search import SHIPPED
+from storage.search.fusion import relative_similarity
+from storage.units import MESSAGE, WINDOW, kind_of, windows
 from tests.storage.helpers import conversation
 
 QUEUE = conversation(
@@ -25,7 +26,7 @@ QUEUE = conversation(
     ],
     title="Thumbnail job queue",
 )
-UNITS = ChunkOptions(window_size=3, window_stride=2, chat_document=True)
+UNITS = ChunkOptions(window_size=3, window_stride=2)
 
 
 def test_windows_of_three_every_two_messages_cover_every_pair_of_neighbours() -> None:
@@ -36,19 +37,9 @@ def test_windows_of_three_every_two_messages_cover_every_pair_of_neighbours() ->
     assert first.text.splitlines()[1].startswith("Assistant: RabbitMQ gives you")
 
 
-def test_the_chat_document_holds_the_title_the_users_messages_and_repeated_terms() -> None:
-    document = chat_document(QUEUE)
-    assert document is not None
-    assert document.kind == CHAT
-    assert document.text.startswith("Thumbnail job queue\nWe need a job queue")
-    assert "consumer groups" not in document.text.split("\n")[1:-1]  # assistant text only as key terms
-    assert {"rabbitmq", "redis", "thumbnail"} <= set(key_terms(QUEUE))
-    assert document.message_ids == tuple(m.id for m in QUEUE.messages)
-
-
 def test_unit_kinds_are_told_apart_by_their_chunk_ids() -> None:
     chunks = chunk_conversation(QUEUE, "model", UNITS)
-    assert {kind_of(c.id): c.kind for c in chunks} == {MESSAGE: MESSAGE, WINDOW: WINDOW, CHAT: CHAT}
+    assert {kind_of(c.id): c.kind for c in chunks} == {MESSAGE: MESSAGE, WINDOW: WINDOW}
     assert sum(c.kind == MESSAGE for c in chunks) == len(QUEUE.messages)
     assert not [c for c in chunk_conversation(QUEUE, "model", ChunkOptions(window_size=0)) if c.kind != MESSAGE]
 
@@ -57,8 +48,8 @@ def test_search_over_coarse_units_shows_and_ranks_messages_only(tmp_path: Path) 
     library = Library.open(tmp_path / "store", embedder=HashEmbedder(), chunk_options=UNITS)
     other = conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."])
     library.import_conversations([QUEUE, other])
-    assert library.keywords.doc_count() == library.stats().chunks == 5 + 2 + 1 + 2 + 1 + 1
-    fusion = replace(SHIPPED, window_weight=1.0, chat_doc_weight=0.5)
+    assert library.keywords.doc_count() == library.stats().chunks == 5 + 2 + 2 + 1
+    fusion = replace(SHIPPED, window_weight=1.0)
     units = library.search_units("why RabbitMQ over Redis for the thumbnail queue", fusion=fusion)
     assert units
     assert all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
@@ -84,25 +75,24 @@ def test_a_window_far_less_similar_than_the_best_one_pulls_far_less() -> None:
 
 
 def test_windows_scored_from_the_message_hits_hold_what_their_messages_hold_together(tmp_path: Path) -> None:
-    """`window_keywords="members"`: no window search; a window holds the words of its messages' hits
-    together, scores their BM25 scores summed, and its messages no hit names join with their own ids."""
+    """No window search: a window holds the words of its messages' hits together, scores their BM25
+    scores summed, and its messages no hit names join with their own ids."""
     library = Library.open(tmp_path / "store", embedder=HashEmbedder(), chunk_options=UNITS)
     other = conversation("bread", ["My sourdough starter smells of acetone", "Feed it twice a day."])
     library.import_conversations([QUEUE, other])
     engine = library.engine
-    members = replace(SHIPPED, window_keywords="members")
     query = "workers acknowledgements"  # the title (every message's) holds neither
-    ranking = engine.rank(query, limit=50, mode="keyword", fusion=members)
+    ranking = engine.rank(query, limit=50, mode="keyword")
     # the first two messages each hold some of the words; the window (0, 2) holds them together and
     # brings its third message, which no hit names, along with its own id
     assert {cid for cid, _ in ranking.fused} >= {"queue\x1f0\x1f0", "queue\x1f1\x1f0", "queue\x1f2\x1f0"}
     assert ranking.units["queue\x1f2\x1f0"].message_ids == ()
     assert "queue\x1f2\x1f0" not in ranking.direct
-    units = library.search_units(query, mode="keyword", fusion=members)
+    units = library.search_units(query, mode="keyword")
     named = {u.chunk_id: u.message_ids for u in units}
     assert named["queue\x1f2\x1f0"] == ("queue-m2",)
     assert named["queue\x1f0\x1f0"] == ("queue-m0",)
-    result = library.search(query, max_results=2, mode="keyword", fusion=members)
+    result = library.search(query, max_results=2, mode="keyword")
     assert result.chats[0].uri == "queue"
     shown = [m for match in result.chats[0].matches for m in match.message_ids]
     assert shown
@@ -112,20 +102,28 @@ def test_windows_scored_from_the_message_hits_hold_what_their_messages_hold_toge
 def test_windows_from_the_message_hits_need_no_window_search(tmp_path: Path) -> None:
     library = Library.open(tmp_path / "store", embedder=HashEmbedder(), chunk_options=UNITS)
     library.import_conversations([QUEUE])
-    kinds: list[str] = []
-    find = library.keywords.find
+    reader = library.keywords.reader
 
-    def counted(query: Any, limit: int, filters: Any, kind: str = MESSAGE, *rest: Any, **named: Any) -> list[Any]:
-        kinds.append(kind)
-        return find(query, limit, filters, kind, *rest, **named)
+    class Counted:
+        """A searcher that counts its Tantivy searches."""
 
-    library.keywords.find = counted  # type: ignore[method-assign]
-    for way in ("members", "search"):
-        kinds.clear()
-        units = library.search_units("workers acknowledgements", fusion=replace(SHIPPED, window_keywords=way))
-        assert units
-        assert all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
-        assert (WINDOW in kinds) == (way == "search")
+        searches = 0
+
+        def __init__(self) -> None:
+            self.searcher = reader()
+
+        def search(self, *args: Any, **named: Any) -> Any:
+            Counted.searches += 1
+            return self.searcher.search(*args, **named)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.searcher, name)
+
+    library.keywords.reader = Counted  # type: ignore[method-assign,assignment]
+    units = library.search_units("workers acknowledgements")
+    assert units
+    assert all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
+    assert Counted.searches == 1  # the messages only: no identifiers to look for word for word, no windows
 
 
 def test_a_store_without_windows_gets_no_windows_from_the_message_hits(tmp_path: Path) -> None:

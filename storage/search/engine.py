@@ -1,0 +1,211 @@
+"""`SearchEngine`: a query through the stages of a search.
+
+`rank`: both legs under the same filters (`legs`) → fused by weighted RRF → each message lifted by its
+best exchange window → each unit lifted by its chat's best (`fusion`).
+`search`: `rank` → by chat, hidden chats out → each chat's strength (`storage.evidence`) → the chosen
+chats, strong ones first → what each shows (`shown`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import get_args
+
+from storage.embedder import Embedder
+from storage.evidence import ChatEvidence, Strength, TermWeights, strongest_first
+from storage.filters import Filters
+from storage.hits import ConversationMeta, chat_hit
+from storage.keyword_index import KeywordIndex
+from storage.lance_store import LanceStore, UnitHit
+from storage.query import AnalysedQuery, analyse
+from storage.results import ChatHit, SearchMode, SearchResult
+from storage.search import shown
+from storage.search.fusion import SHIPPED, Fused, Fusion, chat_boost, rrf, window_boost
+from storage.search.legs import LEG_DEPTH, VECTOR_OVERFETCH, Legs, keyword_leg, member_window_leg, vector_leg
+from storage.search.shown import RankedUnit
+from storage.vector_matrix import SCAN_THREADS
+
+SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
+NO_FILTERS = Filters()
+
+# Query embedding and the vector leg, beside the keyword leg (`SearchEngine._legs`).
+_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pastchats-vector-leg")
+
+# How deep `SearchEngine.search` reads each leg: the depth at which the quality tables are measured
+# (bench/quality ranks `search_units(limit=100)`); 200 read twice the documents for chats ranked below
+# anything shown.
+SEARCH_DEPTH = LEG_DEPTH
+# The scan's threads beside the keyword leg. One thread (leaving the keyword leg a core) lost to two once
+# the float16 rows were read by `pread`, at load 3.7-8 (`bench/search_phases.py --only threads`).
+HYBRID_SCAN_THREADS = SCAN_THREADS
+
+
+@dataclass
+class Ranking:
+    """The fused units of one query, with the evidence each chat gave."""
+
+    fused: Fused
+    units: dict[str, UnitHit]
+    evidence: dict[str, ChatEvidence]
+    weights: TermWeights
+    # Units some leg found on their own (not only through a window around them): the ones shown.
+    direct: frozenset[str] = frozenset()
+
+
+class SearchEngine:
+    def __init__(self, store: LanceStore, keywords: KeywordIndex, embedder: Embedder | None):
+        self.store = store
+        self.keywords = keywords
+        self.embedder = embedder
+        # Chats a delete committed to whose rows may still be indexed (`Library` sets it): never shown.
+        self.hidden: Callable[[], frozenset[str]] = frozenset
+
+    def effective_mode(self, mode: SearchMode) -> tuple[SearchMode, list[str]]:
+        """The legs that can answer `mode`, with a note when that is fewer than asked."""
+        if mode not in SEARCH_MODES:  # a caller's mistake: said plainly, before any work
+            raise ValueError(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
+        if self.embedder is None and mode != "keyword":
+            return "keyword", [
+                "keyword-only results: the embedding model could not be loaded (the user can install it with "
+                "`pastchats model install`)"
+            ]
+        return mode, []
+
+    def rank(
+        self,
+        query: str,
+        *,
+        limit: int = 50,
+        mode: SearchMode = "hybrid",
+        filters: Filters = NO_FILTERS,
+        fusion: Fusion = SHIPPED,
+    ) -> Ranking:
+        """Both legs, fused, with the evidence every chat in either leg gave."""
+        mode, _ = self.effective_mode(mode)
+        analysed = analyse(query)
+        if analysed.is_empty:
+            return Ranking([], {}, {}, TermWeights({}), frozenset())
+        legs = self._legs(analysed, max(limit, LEG_DEPTH), mode, filters, fusion)
+        units = {hit.chunk_id: hit for leg in legs.messages for hit in leg.hits}
+        direct = frozenset(units)
+        fused = rrf(legs.messages, fusion.k)
+        if legs.windows:
+            fused = window_boost(fused, units, legs.windows, fusion.window_weight, fusion.k)
+        if fusion.chat_boost:
+            fused = chat_boost(fused, units, fusion.chat_boost)
+        return Ranking(fused, units, legs.evidence, legs.weights, direct)
+
+    def _legs(self, analysed: AnalysedQuery, depth: int, mode: SearchMode, filters: Filters, fusion: Fusion) -> Legs:
+        """Both legs at once: the model runs without the GIL, so the query is embedded (and the vector leg
+        scanned) on a worker while this thread runs the keyword leg and its coverage."""
+        vector: Future[list[UnitHit]] | None = None
+        if mode in ("hybrid", "vector") and self.embedder is not None:
+            reach = depth * (VECTOR_OVERFETCH if fusion.window_weight > 0 else 1)
+            threads = HYBRID_SCAN_THREADS if mode == "hybrid" and analysed.terms else SCAN_THREADS
+            vector = _WORKERS.submit(self._vector_hits, analysed.text, reach, filters, threads)
+        reader = self.keywords.reader()
+        total, freqs = self.keywords.doc_freqs(analysed.terms, reader)
+        legs = Legs(TermWeights.of(analysed, total, freqs))
+        if mode in ("hybrid", "keyword"):
+            keyword_leg(self.keywords, reader, legs, analysed, depth, filters, fusion)
+        if vector is not None:
+            vector_leg(legs, vector.result(), depth, fusion)
+        if legs.member_windows:
+            member_window_leg(legs, fusion)
+        return legs
+
+    def _vector_hits(self, text: str, reach: int, filters: Filters, threads: int) -> list[UnitHit]:
+        assert self.embedder is not None
+        return self.store.vector_search(self.embedder.embed_query(text), reach, filters, threads)
+
+    def search_units(
+        self,
+        query: str,
+        *,
+        limit: int = 50,
+        mode: SearchMode = "hybrid",
+        filters: Filters = NO_FILTERS,
+        fusion: Fusion = SHIPPED,
+    ) -> list[RankedUnit]:
+        """The fused units themselves, best first (what the quality harness scores)."""
+        ranking = self.rank(query, limit=limit, mode=mode, filters=filters, fusion=fusion)
+        units = ranking.units
+        top = ranking.fused[:limit]
+        # Messages that joined through a window built from the message hits carry no id yet: read them
+        # (a window's message past the end of its chat does not exist and is left out).
+        unnamed: dict[str, list[tuple[int, int]]] = {}
+        for cid, _ in top:
+            if not units[cid].message_ids:
+                unnamed.setdefault(units[cid].conversation_id, []).append((units[cid].first_index,) * 2)
+        named = {
+            (chat, message.index): (message.id,)
+            for chat, messages in (self.store.message_windows(unnamed) if unnamed else {}).items()
+            for message in messages
+        }
+        ranked = []
+        for cid, score in top:
+            unit = units[cid]
+            ids = unit.message_ids or named.get((unit.conversation_id, unit.first_index))
+            if ids:
+                ranked.append(RankedUnit(cid, unit.conversation_id, unit.first_index, unit.last_index, ids, score))
+        return ranked
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int,
+        mode: SearchMode = "hybrid",
+        filters: Filters = NO_FILTERS,
+        fusion: Fusion = SHIPPED,
+    ) -> SearchResult:
+        """Chats with strong evidence first, then weak ones, each group in fused rank order."""
+        used_mode, notes = self.effective_mode(mode)
+        ranking = self.rank(query, limit=SEARCH_DEPTH, mode=used_mode, filters=filters, fusion=fusion)
+        in_chat = self._by_chat(ranking)
+        none = ChatEvidence()
+        strengths: dict[str, Strength] = {}
+        matching = 0
+        for cid in in_chat:
+            evidence = ranking.evidence.get(cid, none)
+            strengths[cid] = evidence.strength(ranking.weights)
+            matching += evidence.matches()
+        chosen = strongest_first((cid, strengths[cid]) for cid in in_chat)[:max_results]
+        metas = self.store.metas(chosen)
+        chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
+        chats = self._shown(chosen, metas, in_chat, ranking, strengths)
+        return SearchResult(
+            query=query, mode=used_mode, chats=chats, matching_chats=max(matching, len(chats)), notes=notes
+        )
+
+    def _by_chat(self, ranking: Ranking) -> dict[str, Fused]:
+        """Each chat's units in fused order, chats in the order of their best unit, hidden chats left out."""
+        in_chat: dict[str, Fused] = {}
+        hidden = self.hidden()
+        for pair in ranking.fused:
+            chat = ranking.units[pair[0]].conversation_id
+            if chat not in hidden:
+                in_chat.setdefault(chat, []).append(pair)
+        return in_chat
+
+    def _shown(
+        self,
+        chosen: list[str],
+        metas: dict[str, ConversationMeta],
+        in_chat: dict[str, Fused],
+        ranking: Ranking,
+        strengths: dict[str, Strength],
+    ) -> list[ChatHit]:
+        """The chosen chats as results show them: each chat's best units widened to a question and its
+        answer, read in one pass over the store."""
+        by_chat = {cid: shown.shown_units(in_chat[cid], ranking.units, ranking.direct) for cid in chosen}
+        messages = self.store.message_windows({cid: shown.reach(metas[cid], by_chat[cid]) for cid in chosen})
+        spans = self.store.message_spans(chosen)
+        chats = []
+        for cid in chosen:
+            by_index = {m.index: m for m in messages.get(cid, [])}
+            matches = shown.matches(shown.windows(by_chat[cid], by_index), by_index)
+            chats.append(chat_hit(metas[cid], matches, span=spans.get(cid), strength=strengths[cid]))
+        return chats

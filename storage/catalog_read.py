@@ -16,12 +16,13 @@ import sqlite3
 
 FILE = "catalog.sqlite"
 # 1: state as JSON values. 2: plain SQL values (read without json), store.json recorded.
-# 3: every chat's messages, for `read` and `export`.
-FORMAT = 3
-TABLES = ("conversations", "messages", "chunks")
+# 3: every chat's messages, for `read` and `export`. 4: the store's one read model (per chat, its
+# passages' counts too), the LanceDB messages table gone.
+FORMAT = 4
+TABLES = ("conversations", "chunks")
 # storage.store_meta.STORE_FORMAT, which this module cannot import (json, pathlib); a test keeps them
 # equal, and a store.json naming any other format is left to the full reader.
-STORE_FORMAT = 3
+STORE_FORMAT = 4
 STORE_META = "store.json"
 # The chats table's columns but its messages (a listing reads only the preview).
 CHAT_COLUMNS = (

@@ -10,19 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from storage.catalog import Catalog
 from storage.filters import Filters
 from storage.hits import ConversationMeta
-from storage.lance_store import LanceStore
 from storage.models import Message
 
 
 class Hiding:
-    """A `ChatSource` and `PageSource` (`storage.recent`, `storage.reading`) over `store`, less `hidden`.
+    """A `ChatSource` and `PageSource` (`storage.recent`, `storage.reading`) over the catalog, less `hidden`."""
 
-    It has no `time_page`: a page of `recent` is then cut from the whole (filtered) timeline, which
-    costs a little more for the seconds a delete takes, and never counts a hidden chat in a page."""
-
-    def __init__(self, store: LanceStore, hidden: frozenset[str]):
+    def __init__(self, store: Catalog, hidden: frozenset[str]):
         self.store = store
         self.hidden = hidden
 

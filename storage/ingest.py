@@ -1,4 +1,4 @@
-"""Ingest: upsert conversations, derive their messages, chunks, vectors and keyword documents.
+"""Ingest: upsert conversations, derive their chunks, vectors and keyword documents.
 
 Callers hold the write lock. Conversations are written first (the truth), then the derived tables, then
 the keyword index; the journal names the batch until all three have committed. A batch that fails on
@@ -188,7 +188,7 @@ class Ingestor:
     def derive(
         self, conversations: Sequence[Conversation], versions: Mapping[str, str] | None = None, *, embed: bool = True
     ) -> tuple[int, int]:
-        """Rebuild messages, chunks and keyword documents of these conversations from the models.
+        """Rebuild the chunks and keyword documents of these conversations from the models.
 
         Returns (texts embedded, vectors reused). Passages that could not be embedded now (`embed`
         False, or no embedder) are stored awaiting their embedding.
@@ -249,7 +249,7 @@ class Ingestor:
         """Embed the passages of these conversations that await it; returns how many texts were embedded.
 
         Re-derived from the truth (the conversations table), so a conversation changed meanwhile is
-        embedded as it is now. Only the chunks table is rewritten: messages and keywords are unchanged.
+        embedded as it is now. Only the chunks table is rewritten: the keywords are unchanged.
         """
         rows = self.store.conversation_rows(conversation_ids)  # one read for the batch, not one a chat
         conversations = [LanceStore.to_conversation(rows[i]) for i in conversation_ids if i in rows]
@@ -258,7 +258,7 @@ class Ingestor:
         versions = {c.id: c.fingerprint() for c in conversations}
         chunks = [ch for c in conversations for ch in chunk_conversation(c, self.model_name, self.options)]
         vectors, pending, embedded, _ = self._vectors(chunks, embed=True)
-        self.store.replace_derived(conversations, chunks, vectors, versions, pending, messages=False)
+        self.store.replace_derived(conversations, chunks, vectors, versions, pending)
         return embedded
 
     # ---- healing ---------------------------------------------------------------------------------

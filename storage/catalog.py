@@ -71,6 +71,8 @@ class Truth(Protocol):
     def conversation_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
     def passage_counts(self, conversation_ids: Sequence[str] | None = None) -> dict[str, tuple[int, int]]: ...
     def to_conversation(self, row: dict[str, Any]) -> Conversation: ...
+    def chunk_count(self) -> int: ...
+    def pending_count(self) -> int: ...
 
 
 class CatalogMissing(StoreError):
@@ -424,11 +426,11 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> list[tuple[Any, ...]]:
     return rows
 
 
-def _write_state(connection: sqlite3.Connection, home: Path, stamps: dict[str, Stamp]) -> None:
-    """The totals, the table versions and store.json as they are (what the lean `stats` trusts)."""
-    conversations, messages, chunks, pending = connection.execute(
-        "SELECT count(*), sum(message_count), sum(chunks), sum(pending) FROM chats"
-    ).fetchone()
+def _write_state(connection: sqlite3.Connection, home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
+    """The totals, the table versions and store.json as they are (what the lean `stats` trusts). The
+    passages are counted in the table: a crash may leave some whose chat is gone, until repair."""
+    conversations, messages = connection.execute("SELECT count(*), sum(message_count) FROM chats").fetchone()
+    chunks, pending = store.chunk_count(), store.pending_count()
     raw = catalog_read.read_bytes(str(home / catalog_read.STORE_META))
     meta = read_meta(home) if raw is not None else {}  # read after the bytes: a change since is a miss
     model, store_format = meta.get("model"), meta.get("format")
@@ -469,7 +471,7 @@ def _rebuild(home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
             connection.executescript(SCHEMA)
             connection.execute("BEGIN")
             _write(connection, store, store.conversation_ids(), fresh=True)
-            _write_state(connection, home, stamps)
+            _write_state(connection, home, store, stamps)
             connection.execute("COMMIT")
         os.replace(tmp, home / FILE)
     finally:
@@ -480,5 +482,5 @@ def _update(home: Path, store: Truth, stamps: dict[str, Stamp], ids: Sequence[st
     with closing(catalog_read.connect(str(home / FILE))) as connection:
         connection.execute("BEGIN IMMEDIATE")
         _write(connection, store, sorted(set(ids)))
-        _write_state(connection, home, stamps)
+        _write_state(connection, home, store, stamps)
         connection.execute("COMMIT")

@@ -275,8 +275,7 @@ class Library:
                             STORE_FORMAT,
                         )
                         self.store.drop_messages_table()
-                        if older < 3:  # units from before exchange windows and message times
-                            ingestor.rederive_all()
+                        ingestor.rederive_all()
                         self._rebuild_catalog = True
                     self._write_meta()
                     if self.keywords.doc_count() != self.store.chunk_count():

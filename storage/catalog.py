@@ -215,6 +215,29 @@ class Catalog:
         rows = self._db.execute(f"SELECT updated, id FROM chats{clauses}", args)  # placeholders only
         return [(_EPOCH + timedelta(microseconds=row["updated"]), row["id"]) for row in rows]
 
+    def time_page(
+        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
+    ) -> tuple[list[tuple[datetime, str]], bool]:
+        """`storage.recent.page_by_time` of `timeline(filters)`, read from the timeline index: the first
+        `n` chats by (updated, id), then the rest of the last one's `updated`, and whether more follow."""
+        clauses, args = self._where(filters)
+        order = "DESC" if sort_order == "desc" else "ASC"
+        query = f"SELECT updated, id FROM chats{clauses} ORDER BY updated {order}, id {order} LIMIT ?"
+        rows = [(int(updated), str(cid)) for updated, cid in self._db.execute(query, [*args, n + 1])]
+        if len(rows) > n:
+            rows = rows[:n]
+            last = rows[-1][0] if rows else None
+            beyond = "<" if sort_order == "desc" else ">"
+            joined = " AND " if clauses else " WHERE "
+            tied = f"SELECT updated, id FROM chats{clauses}{joined}updated = ? AND id {beyond} ? ORDER BY id {order}"
+            if last is not None:
+                rows += [(int(u), str(c)) for u, c in self._db.execute(tied, [*args, last, rows[-1][1]])]
+            more_query = f"SELECT 1 FROM chats{clauses}{joined}updated {beyond} ? LIMIT 1"
+            more = last is None or self._db.execute(more_query, [*args, last]).fetchone() is not None
+        else:
+            more = False
+        return [(_EPOCH + timedelta(microseconds=updated), cid) for updated, cid in rows], more
+
     @staticmethod
     def _where(filters: Filters) -> tuple[str, list[Any]]:
         clauses: list[str] = []

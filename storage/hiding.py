@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Literal
 
 from storage.catalog import Catalog
 from storage.filters import Filters
 from storage.hits import ConversationMeta
 from storage.models import Message
+from storage.recent import page_by_time
 
 
 class Hiding:
@@ -25,6 +27,11 @@ class Hiding:
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
         return [(at, cid) for at, cid in self.store.timeline(filters) if cid not in self.hidden]
+
+    def time_page(
+        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
+    ) -> tuple[list[tuple[datetime, str]], bool]:
+        return page_by_time(self.timeline(filters), n, sort_order)
 
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
         return self.store.metas([cid for cid in ids if cid not in self.hidden])

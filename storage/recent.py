@@ -25,6 +25,9 @@ class ChatSource(Protocol):
     """The reads `recent` and `stats` need (`storage.catalog.Catalog`, `storage.hiding.Hiding`)."""
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]: ...
+    def time_page(
+        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
+    ) -> tuple[list[tuple[datetime, str]], bool]: ...
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]: ...
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]: ...
@@ -111,7 +114,7 @@ def recent_page(
 
     projects = project_spellings(source, project)
     filters = Filters(project=projects, after=after, before=before)
-    page, more = page_by_time(source.timeline(filters), n, sort_order)
+    page, more = source.time_page(filters, n, sort_order)
     metas = source.metas([cid for _, cid in page])
     spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
     messages = source.message_windows(spans)

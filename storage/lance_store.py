@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -129,7 +129,6 @@ def _chunk_schema(dim: int) -> pa.Schema:
             pa.field("first_index", pa.int32()),
             pa.field("last_index", pa.int32()),
             pa.field("message_ids", pa.list_(pa.string())),
-            pa.field("text", pa.large_string()),
             pa.field("embed_key", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
             # Stored and keyword-indexed, not embedded yet: left out of vector search until it is.
@@ -440,17 +439,6 @@ class LanceStore:
                 found.setdefault(row["embed_key"], np.asarray(row["vector"], dtype=np.float32))
         return found
 
-    def chunk_rows(self, where: str | None = None, *, batch: int = 8192) -> Iterator[dict[str, Any]]:
-        """Every passage's row, streamed (for writers, who hold the lock: no cleanup can run meanwhile)."""
-        columns = ["id", "conversation_id", "kind", "first_index", "last_index", "message_ids", "text"]
-        columns += ["source", "project", "updated_at", "at"]
-        query = self.chunks.search().select(columns).limit(None)
-        if where:
-            query = query.where(where)
-        with self.readers.reading():
-            for rows in query.to_batches(batch):
-                yield from rows.to_pylist()
-
     def vector_search(
         self, vector: Vectors, limit: int, filters: Filters, threads: int = SCAN_THREADS
     ) -> list[UnitHit]:
@@ -570,7 +558,6 @@ class LanceStore:
             "first_index": [ch.first_index for ch in chunks],
             "last_index": [ch.last_index for ch in chunks],
             "message_ids": [list(ch.message_ids) for ch in chunks],
-            "text": [ch.text for ch in chunks],
             "embed_key": [ch.embed_key for ch in chunks],
             # Built from the NumPy block at once: converting row by row was a visible share of import time.
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel(), pa.float32()), self.dim),
@@ -670,12 +657,15 @@ class LanceStore:
     def _tables(self) -> tuple[Any, Any]:
         return self.conversations, self.chunks
 
-    def drop_messages_table(self) -> None:
-        """A store from before format 4 kept every message in a table of its own, which nothing reads
-        now (the catalog holds them): dropped (callers hold the write lock)."""
+    def drop_copies(self) -> None:
+        """A store from before format 4 kept every message in a table of its own, and every passage's
+        text beside its vector, which nothing reads now (the catalog holds the messages; the keyword
+        index is rebuilt from the conversations): both dropped (callers hold the write lock)."""
         tables = self._lance()
         if "messages" in set(tables.db.list_tables().tables):
             tables.db.drop_table("messages")
+        if "text" in tables.chunks.schema.names:
+            tables.chunks.drop_columns(["text"])
 
     def live_bytes(self) -> int:
         """Bytes of the tables' current versions (what the disk would hold with no history)."""

@@ -256,6 +256,8 @@ class Library:
         """Finish what a crashed writer left, rebuild a lost keyword index, re-embed after a model change."""
         try:
             with self._writing(timeout=0):
+                if self._older_format() is not None:  # needs no model: before any write of today's rows
+                    self.store.drop_copies()
                 stored_model = self._stored_meta().get("model")
                 if self.embedder is not None:
                     ingestor = self._ingestor()
@@ -274,7 +276,6 @@ class Library:
                             older,
                             STORE_FORMAT,
                         )
-                        self.store.drop_messages_table()
                         if older < 3:  # units from before exchange windows: derived again
                             ingestor.rederive_all()
                         self._rebuild_catalog = True

@@ -71,6 +71,7 @@ def older_store(home: Path, version: int = STORE_FORMAT - 1) -> None:
             for m in c.messages
         ]
         library.store._db.create_table("messages", data=rows)
+        library.store.chunks.add_columns({"text": "'passage text'"})
         with closing(sqlite3.connect(home / "catalog.sqlite")) as catalog, catalog:
             catalog.execute("UPDATE state SET value = 3 WHERE key = 'format'")
     library.close()

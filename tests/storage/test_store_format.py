@@ -27,6 +27,7 @@ def test_an_older_store_is_rebuilt_from_its_conversations_once_and_says_so(
     assert f"migrating the store in {home} from format {version} to {STORE_FORMAT}" in caplog.text
     assert stored_format(home) == STORE_FORMAT
     assert set(library.store._db.list_tables().tables) == {"conversations", "chunks"}  # no second copy
+    assert "text" not in library.store.chunks.schema.names  # nor a third
     with Catalog.read(home) as catalog:  # rebuilt in this format, and current
         assert catalog is not None
         assert catalog.stats().messages == library.stats().messages == 4

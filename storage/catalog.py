@@ -1,14 +1,16 @@
-"""The catalog: what `stats` and `recent` show, kept beside LanceDB so they answer without importing it.
+"""The catalog: the store's one read model, every chat's metadata and messages beside LanceDB.
 
-`<home>/catalog.sqlite` (stdlib sqlite3) holds one row per chat (its metadata, the messages a listing
-shows, its first and last message times) and the store's totals, all read through the same
-`LanceStore` methods that `stats` and `recent` use otherwise: the two paths cannot answer differently.
-It is derived state like the keyword index and the vector matrix: the writer refreshes it while it
-still holds the write lock, after the tables it reflects have committed, and records which version of
-each LanceDB table it reflects (the newest manifest in each table's `_versions/`). A reader trusts it
-only when those are still the newest manifests on disk (a directory listing and a `stat` per table);
-otherwise, or when the file is missing or unreadable, the caller answers from LanceDB, and the next
-open that gets the write lock rebuilds the catalog.
+`<home>/catalog.sqlite` (stdlib sqlite3) holds one row per chat (its metadata, its messages, the
+messages a listing previews, its first and last message times, how many of its passages there are and
+how many await their embedding) and the store's totals. Everything a reader shows of a chat comes from
+here: `stats`, `recent`, `read`, `export`, and the chats a search shows (the vector matrix and the
+keyword index find the passages, this names and quotes them), so no read needs LanceDB.
+
+It is derived state like the keyword index and the vector matrix, rebuilt from the conversations
+table whenever it is missing or of another format. The writer brings it in step while it still holds
+the write lock, after the tables it reflects have committed (`refresh`), and records which version of
+each LanceDB table it reflects (the newest manifest in each table's `_versions/`): `needs_repair`
+and every reader (`open_current`) tell from those whether a write was left unfinished. A reader during a write sees the chats as the last finished write left them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from storage.errors import StoreError
 from storage.recent import StoreStats, preview_spans, recent_page, store_stats
 from storage.store_meta import read_meta, refuse_newer
 from storage.times import naive_utc
@@ -31,7 +34,6 @@ from storage.times import naive_utc
 if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs none (start-up speed)
     from storage.filters import Filters
     from storage.hits import ConversationMeta
-    from storage.lance_store import LanceStore
     from storage.models import Conversation, Message
     from storage.results import ChatPage, RecentResult
 
@@ -39,9 +41,10 @@ log = logging.getLogger(__name__)
 
 FILE = "catalog.sqlite"
 # 1: state as JSON values. 2: plain SQL values, store.json recorded. 3: every chat's messages, for
-# `read` and `export`.
-FORMAT = 3
-TABLES = ("conversations", "messages", "chunks")
+# `read` and `export`. 4: the store's one read model (per chat, its passages' counts too), the LanceDB
+# messages table gone.
+FORMAT = 4
+TABLES = ("conversations", "chunks")
 STORE_META = "store.json"
 JOURNAL = "journal.json"
 # The chats table's columns but its messages (a listing reads only the preview).
@@ -51,26 +54,41 @@ CHAT_COLUMNS = (
 
 Stamp = tuple[int, int, int]  # (version, mtime_ns, size) of a table's newest manifest
 
-BATCH = 200  # chats read from LanceDB per query when rebuilding
+BATCH = 200  # chats read or written per query
 _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
 
 # state: format, the store's totals, store.json as recorded (its bytes, format and model);
 # stamps: each LanceDB table's newest manifest; column_counts: `stats`' sources and projects, in order.
 # Every listing by time reads (updated, id) of every chat, some by project: from this index alone, not
-# the table, whose rows hold each chat's messages (at 480k messages, 32,806 chats: 262 -> 77 ms, and by
-# project 134 -> 10 ms). Catalogs written before it get it on their next write.
-TIMELINE_INDEX = "CREATE INDEX IF NOT EXISTS chats_timeline ON chats (updated, project, id)"
-SCHEMA = f"""
+# the table, whose rows hold each chat's messages.
+SCHEMA = """
 CREATE TABLE state (key TEXT PRIMARY KEY, value);
 CREATE TABLE stamps (name TEXT PRIMARY KEY, version INTEGER, mtime_ns INTEGER, size INTEGER);
 CREATE TABLE column_counts (kind TEXT, position INTEGER, value TEXT, count INTEGER, PRIMARY KEY (kind, position));
 CREATE TABLE chats (
     id TEXT PRIMARY KEY, source TEXT, title TEXT, created INTEGER, updated INTEGER, project TEXT,
     url TEXT, message_count INTEGER, version TEXT, first_message INTEGER, last_message INTEGER,
-    preview TEXT NOT NULL, messages BLOB NOT NULL
+    preview TEXT NOT NULL, messages BLOB NOT NULL, chunks INTEGER NOT NULL, pending INTEGER NOT NULL
 );
-{TIMELINE_INDEX};
+CREATE INDEX chats_timeline ON chats (updated, project, id);
 """
+
+
+class Truth(Protocol):
+    """What the catalog is derived from (`storage.lance_store.LanceStore`)."""
+
+    path: Path
+
+    def conversation_ids(self) -> list[str]: ...
+    def conversation_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+    def passage_counts(self, conversation_ids: Sequence[str] | None = None) -> dict[str, tuple[int, int]]: ...
+    def to_conversation(self, row: dict[str, Any]) -> Conversation: ...
+    def chunk_count(self) -> int: ...
+    def pending_count(self) -> int: ...
+
+
+class CatalogMissing(StoreError):
+    """No catalog of this pastchats' format: the next holder of the write lock rebuilds it."""
 
 
 def table_stamps(lancedb_dir: Path) -> dict[str, Stamp] | None:
@@ -107,7 +125,7 @@ def connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=5, isolation_level=None)
 
 
-def _stamps_in(connection: sqlite3.Connection) -> dict[str, Stamp]:
+def recorded_stamps(connection: sqlite3.Connection) -> dict[str, Stamp]:
     rows = connection.execute("SELECT name, version, mtime_ns, size FROM stamps").fetchall()
     return {str(name): (int(a), int(b), int(c)) for name, a, b, c in rows}
 
@@ -138,7 +156,7 @@ def open_current(home: Path) -> sqlite3.Connection | None:
         return None
     try:
         connection.execute("BEGIN")
-        stamps = _stamps_in(connection)
+        stamps = recorded_stamps(connection)
         tables = {t: stamps[t] for t in TABLES if t in stamps}
         fresh = state(connection).get("format") == FORMAT and tables == table_stamps(home / "lancedb")
     except (sqlite3.Error, ValueError, TypeError):
@@ -163,13 +181,16 @@ def tree_bytes(path: Path) -> int:
     return total
 
 
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def _us(value: datetime | None) -> int | None:
     naive = naive_utc(value)
     return None if naive is None else (naive - _EPOCH) // timedelta(microseconds=1)
-
-
-def _naive(us: int | None) -> datetime | None:
-    return None if us is None else _EPOCH + timedelta(microseconds=us)
 
 
 def _aware(us: int | None) -> datetime | None:
@@ -191,10 +212,7 @@ def _unpacked(blob: bytes) -> list[list[Any]]:
 
 
 class Catalog:
-    """A consistent read of the catalog (one read transaction), valid for the LanceDB state it names.
-
-    Answers the `LanceStore` read methods that `stats` and `recent` use, with the same values.
-    """
+    """A consistent read of the catalog (one read transaction)."""
 
     def __init__(self, home: Path, connection: sqlite3.Connection, model: str):
         self.home = home
@@ -206,10 +224,28 @@ class Catalog:
 
     @classmethod
     @contextmanager
+    def open(cls, home: Path, model: str = "") -> Iterator[Catalog]:
+        """The catalog as the last finished write left it (raises `CatalogMissing` without one)."""
+        try:
+            connection = connect(home / FILE)
+        except sqlite3.Error as exc:
+            raise CatalogMissing(f"no catalog in {home}") from exc
+        with closing(connection):
+            try:
+                connection.execute("BEGIN")
+                current = state(connection).get("format") == FORMAT
+            except sqlite3.Error as exc:
+                raise CatalogMissing(f"the catalog in {home} is unreadable ({exc})") from exc
+            if not current:
+                raise CatalogMissing(f"the catalog in {home} is of another format")
+            yield cls(home, connection, model)
+
+    @classmethod
+    @contextmanager
     def read(cls, home: Path, model: str = "") -> Iterator[Catalog | None]:
-        """The catalog when it reflects LanceDB as it is now; None when missing, stale or unreadable
-        (`open_current`). `model`: the configured model, which `stats` names (as
-        a library opened without it does)."""
+        """The catalog when it reflects LanceDB as it is now and no delete is half done; None otherwise
+        (`open_current`). `model`: the configured model, which `stats` names (as a
+        library opened without it does)."""
         refuse_newer(home)  # as opening the store would
         connection = open_current(home)
         if connection is None:
@@ -234,30 +270,79 @@ class Catalog:
         """As `Library.stats`."""
         return store_stats(self, self.home, self.model_name)
 
-    # ---- the LanceStore read methods, from the catalog ---------------------------------------
+    # ---- totals --------------------------------------------------------------------------------
 
-    def counts(self) -> tuple[int, int, int]:
-        values = self._state
-        return int(str(values["conversations"])), int(str(values["messages"])), int(str(values["chunks"]))
+    def counts(self, ids: Sequence[str] | None = None) -> tuple[int, int, int]:
+        """Conversations, messages and passages (of these chats, or of all)."""
+        if ids is None:
+            values = self._state
+            return int(str(values["conversations"])), int(str(values["messages"])), int(str(values["chunks"]))
+        found = [0, 0, 0]
+        for batch in self._batches(ids):
+            query = f"SELECT count(*), sum(message_count), sum(chunks) FROM chats WHERE id IN ({_marks(batch)})"
+            row = self._db.execute(query, batch).fetchone()
+            found = [total + int(value or 0) for total, value in zip(found, row, strict=True)]
+        return found[0], found[1], found[2]
 
-    def pending_count(self) -> int:
-        return int(str(self._state["pending"]))
+    def pending_count(self, ids: Sequence[str] | None = None) -> int:
+        """Passages awaiting their embedding (of these chats, or of all)."""
+        if ids is None:
+            return int(str(self._state["pending"]))
+        return sum(
+            int(self._db.execute(f"SELECT sum(pending) FROM chats WHERE id IN ({_marks(b)})", b).fetchone()[0] or 0)
+            for b in self._batches(ids)
+        )
 
     def is_empty(self) -> bool:
         return self.counts()[0] == 0
 
-    def column_counts(self, column: str) -> dict[str, int]:
-        # In the order `LanceStore.column_counts` gave them (value order): `stats` lists ties so.
-        rows = self._db.execute("SELECT value, count FROM column_counts WHERE kind = ? ORDER BY position", (column,))
-        return {str(value): int(count) for value, count in rows}
+    def column_counts(self, column: str, excluding: frozenset[str] = frozenset()) -> dict[str, int]:
+        """How many chats (not in `excluding`) have each value of `column` (`project` or `source`),
+        in value order (`stats` lists ties so)."""
+        if not excluding:
+            rows = self._db.execute("SELECT value, count FROM column_counts WHERE kind = ? ORDER BY position", (column,))
+            return {str(value): int(count) for value, count in rows}
+        counts = _column_counts(self._db, column)
+        for batch in self._batches(sorted(excluding)):
+            query = f"SELECT {column}, count(*) FROM chats WHERE id IN ({_marks(batch)}) GROUP BY {column}"
+            for value, count in self._db.execute(query, batch):  # `column` is one of two names, never input
+                if value is not None:
+                    counts[value] -= count
+        return {value: count for value, count in counts.items() if count > 0}
 
     def disk_bytes(self) -> int:
         return tree_bytes(self.path)
 
+    # ---- chats ---------------------------------------------------------------------------------
+
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
+        """(updated_at, id) of every chat passing the filters."""
         clauses, args = self._where(filters)
         rows = self._db.execute(f"SELECT updated, id FROM chats{clauses}", args)  # placeholders only
         return [(_EPOCH + timedelta(microseconds=row["updated"]), row["id"]) for row in rows]
+
+    def time_page(
+        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
+    ) -> tuple[list[tuple[datetime, str]], bool]:
+        """`storage.recent.page_by_time` of `timeline(filters)`, read from the timeline index: the first
+        `n` chats by (updated, id), then the rest of the last one's `updated`, and whether more follow."""
+        clauses, args = self._where(filters)
+        order = "DESC" if sort_order == "desc" else "ASC"
+        query = f"SELECT updated, id FROM chats{clauses} ORDER BY updated {order}, id {order} LIMIT ?"
+        rows = [(int(updated), str(cid)) for updated, cid in self._db.execute(query, [*args, n + 1])]
+        if len(rows) > n:
+            rows = rows[:n]
+            last = rows[-1][0] if rows else None
+            beyond = "<" if sort_order == "desc" else ">"
+            joined = " AND " if clauses else " WHERE "
+            tied = f"SELECT updated, id FROM chats{clauses}{joined}updated = ? AND id {beyond} ? ORDER BY id {order}"
+            if last is not None:
+                rows += [(int(u), str(c)) for u, c in self._db.execute(tied, [*args, last, rows[-1][1]])]
+            more_query = f"SELECT 1 FROM chats{clauses}{joined}updated {beyond} ? LIMIT 1"
+            more = last is None or self._db.execute(more_query, [*args, last]).fetchone() is not None
+        else:
+            more = False
+        return [(_EPOCH + timedelta(microseconds=updated), cid) for updated, cid in rows], more
 
     @staticmethod
     def _where(filters: Filters) -> tuple[str, list[Any]]:
@@ -277,57 +362,56 @@ class Catalog:
             args += [_us(filters.before)]
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
-    def _rows(self, ids: Sequence[str]) -> list[sqlite3.Row]:
-        found: list[sqlite3.Row] = []
+    @staticmethod
+    def _batches(ids: Sequence[str]) -> Iterator[list[str]]:
         unique = list(dict.fromkeys(ids))
         for start in range(0, len(unique), 500):
-            batch = unique[start : start + 500]
-            marks = ", ".join("?" for _ in batch)
-            query = f"SELECT {CHAT_COLUMNS} FROM chats WHERE id IN ({marks})"
-            found += self._db.execute(query, batch).fetchall()
+            yield unique[start : start + 500]
+
+    def _rows(self, ids: Sequence[str], columns: str = CHAT_COLUMNS) -> list[sqlite3.Row]:
+        found: list[sqlite3.Row] = []
+        for batch in self._batches(ids):
+            found += self._db.execute(f"SELECT {columns} FROM chats WHERE id IN ({_marks(batch)})", batch).fetchall()
         return found
 
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
-        from storage.hits import ConversationMeta
-
-        return {
-            row["id"]: ConversationMeta.from_row(
-                {**dict(row), "created_at": _time(row["created"]), "updated_at": _time(row["updated"])}
-            )
-            for row in self._rows(ids)
-        }
+        return {row["id"]: _meta(row) for row in self._rows(ids)}
 
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
+        """Each chat's messages with positions in any of its (first, last) ranges, in order; chats
+        without such messages are left out. A listing's preview is read without the whole chat."""
         from storage.models import Message
 
         out: dict[str, list[Message]] = {}
-        for row in self._rows(list(windows)):
+        for row in self._rows(list(windows), "id, message_count, preview, messages"):
             spans = windows[row["id"]]
-            for mid, index, role, text, created in json.loads(row["preview"]):
+            previewed = all(span in preview_spans(row["message_count"]) for span in spans)
+            held = json.loads(row["preview"]) if previewed else _unpacked(row["messages"])
+            for mid, index, role, text, created in held:
                 if any(first <= index <= last for first, last in spans):
                     message = Message(id=mid, index=index, role=role, text=text, created_at=_aware(created))
                     out.setdefault(row["id"], []).append(message)
         return out
 
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
+        """(first, last) message time of each chat that has message times at all."""
         return {
             row["id"]: (_time(row["first_message"]), _time(row["last_message"]))
-            for row in self._rows(ids)
+            for row in self._rows(ids, "id, first_message, last_message")
             if row["first_message"] is not None
         }
 
     # ---- `read` and `export`, as `Library.read_chat` and `Library.iter_conversations` --------
 
-    def _messages(self, cid: str) -> list[Message]:
+    def _messages(self, cid: str) -> list[list[Any]]:
         row = self._db.execute("SELECT messages FROM chats WHERE id = ?", (cid,)).fetchone()
-        return self._message_models(_unpacked(row[0]) if row is not None else [])
+        return _unpacked(row[0]) if row is not None else []
 
     def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
-        return [m for m in self._messages(conversation_id) if first <= m.index <= last]
+        return _message_models([m for m in self._messages(conversation_id) if first <= m[1] <= last])
 
     def message_position(self, conversation_id: str, message_id: str) -> int | None:
-        row = self._db.execute("SELECT messages FROM chats WHERE id = ?", (conversation_id,)).fetchone()
-        found = [int(m[1]) for m in (_unpacked(row[0]) if row is not None else []) if m[0] == message_id]
+        found = [int(m[1]) for m in self._messages(conversation_id) if m[0] == message_id]
         return found[0] if found else None
 
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
@@ -336,43 +420,67 @@ class Catalog:
 
         return read_chat(self, uri, offset=offset, limit=limit, around=around)
 
+    def conversation(self, conversation_id: str) -> Conversation | None:
+        """The whole chat, or None."""
+        return next(self._conversations([conversation_id]), None)
+
     def iter_conversations(
         self, *, project: str | None = None, source: str | None = None, ids: list[str] | None = None
     ) -> Iterator[Conversation]:
         """As `Library.iter_conversations`: in id order, streamed a batch at a time."""
         from storage.filters import Filters
-        from storage.models import Conversation
 
-        if ids is not None:
-            raise NotImplementedError("the catalog lists chats by project and source only")
         clauses, args = self._where(Filters(project=project, source=source))
         found = sorted(row[0] for row in self._db.execute(f"SELECT id FROM chats{clauses}", args))
+        if ids is not None:
+            wanted = set(ids)
+            found = [cid for cid in found if cid in wanted]
         for start in range(0, len(found), BATCH):
-            batch = found[start : start + BATCH]
-            marks = ", ".join("?" for _ in batch)
-            query = f"SELECT {CHAT_COLUMNS}, messages FROM chats WHERE id IN ({marks})"
-            rows = {row["id"]: row for row in self._db.execute(query, batch)}
-            for cid in batch:
-                row = rows[cid]
-                yield Conversation(
-                    id=cid,
-                    source=row["source"],
-                    title=row["title"],
-                    created_at=_time(row["created"]),
-                    updated_at=_time(row["updated"]),
-                    project=row["project"],
-                    url=row["url"],
-                    messages=self._message_models(_unpacked(row["messages"])),
-                )
+            yield from self._conversations(found[start : start + BATCH])
 
-    @staticmethod
-    def _message_models(held: list[list[Any]]) -> list[Message]:
-        from storage.models import Message
+    def _conversations(self, ids: list[str]) -> Iterator[Conversation]:
+        from storage.models import Conversation
 
-        return [
-            Message(id=mid, index=index, role=role, text=text, created_at=_aware(created))
-            for mid, index, role, text, created in held
-        ]
+        rows = {row["id"]: row for row in self._rows(ids, f"{CHAT_COLUMNS}, messages")}
+        for cid in ids:
+            if (row := rows.get(cid)) is None:
+                continue
+            yield Conversation(
+                id=cid,
+                source=row["source"],
+                title=row["title"],
+                created_at=_time(row["created"]),
+                updated_at=_time(row["updated"]),
+                project=row["project"],
+                url=row["url"],
+                messages=_message_models(_unpacked(row["messages"])),
+            )
+
+
+def _marks(batch: Sequence[object]) -> str:
+    return ", ".join("?" for _ in batch)
+
+
+def _meta(row: sqlite3.Row) -> ConversationMeta:
+    from storage.hits import ConversationMeta
+
+    times = {"created_at": _time(row["created"]), "updated_at": _time(row["updated"])}
+    return ConversationMeta.from_row({**dict(row), **times})
+
+
+def _message_models(held: list[list[Any]]) -> list[Message]:
+    from storage.models import Message
+
+    return [
+        Message(id=mid, index=index, role=role, text=text, created_at=_aware(created))
+        for mid, index, role, text, created in held
+    ]
+
+
+def _column_counts(connection: sqlite3.Connection, column: str) -> dict[str, int]:
+    """How many chats have each value of `column`, in value order."""
+    query = f"SELECT {column}, count(*) FROM chats WHERE {column} IS NOT NULL GROUP BY {column}"
+    return dict(sorted((str(value), int(count)) for value, count in connection.execute(query)))
 
 
 # ---- writing (the writer, holding the write lock) ------------------------------------------------
@@ -384,15 +492,15 @@ def recorded_stamps(home: Path) -> dict[str, Stamp] | None:
         with closing(connect(home / FILE)) as connection:
             if state(connection).get("format") != FORMAT:
                 return None
-            return _stamps_in(connection)
+            return recorded_stamps(connection)
     except (sqlite3.Error, ValueError, TypeError):
         return None
 
 
-def refresh(home: Path, store: LanceStore, ids: Sequence[str] | None) -> None:
-    """Bring the catalog in step with `store`: re-read the chats `ids` (all of them when None, or
-    when there is no current catalog to update). Never fails the write it follows: on any error the
-    catalog is removed, and readers answer from LanceDB until the next refresh rebuilds it."""
+def refresh(home: Path, store: Truth, ids: Sequence[str] | None) -> None:
+    """Bring the catalog in step with `store`: re-read the chats `ids` (all of them when None) from
+    the conversations table. Never fails the write it follows: on an error the catalog keeps what it
+    held, with the table versions it recorded then, and the next holder of the write lock rebuilds it."""
     try:
         stamps = table_stamps(store.path)  # before reading: never newer than what was read
         if stamps is None:
@@ -402,26 +510,65 @@ def refresh(home: Path, store: LanceStore, ids: Sequence[str] | None) -> None:
         else:
             _update(home, store, stamps, ids)
     except Exception as exc:  # a derived index must not fail the write it follows
-        log.warning("could not update the catalog (%s); stats and recent read LanceDB until it is rebuilt", exc)
-        with suppress(OSError):  # left behind, its recorded versions no longer match: it is not used
-            (home / FILE).unlink(missing_ok=True)
+        log.warning("could not update the catalog (%s); the next write or open rebuilds it", exc)
+        with suppress(OSError, sqlite3.Error), closing(connect(home / FILE)) as connection:
+            connection.execute("DELETE FROM stamps")  # reflects no table version: rebuilt whole next time
 
 
-def _write_state(connection: sqlite3.Connection, home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
-    """The totals, the table versions and store.json as they are (what the lean `stats` trusts)."""
-    conversations, messages, chunks = store.counts()
-    try:
-        raw: bytes | None = (home / STORE_META).read_bytes()
-    except OSError:
-        raw = None
+def _chat_rows(store: Truth, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+    """Catalog rows for these chats, from the conversations table and the passages' counts."""
+    stored = store.conversation_rows(ids)
+    passages = store.passage_counts(list(stored))
+    rows = []
+    for cid in ids:
+        if cid not in stored:
+            continue
+        try:
+            conversation = store.to_conversation(stored[cid])
+        except ValueError as exc:  # a row that no longer validates: repair sets it aside
+            log.warning("%s cannot be read (%s); left out of the catalog", cid, exc)
+            continue
+        held: list[list[Any]] = [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in conversation.messages]
+        spans = preview_spans(len(held))
+        shown = [m for m in held if any(first <= m[1] <= last for first, last in spans)]
+        times = [int(m[4]) for m in held if m[4] is not None]
+        chunks, pending = passages.get(cid, (0, 0))
+        rows.append(
+            (
+                cid,
+                conversation.source,
+                conversation.title,
+                _us(conversation.created_at),
+                _us(conversation.updated_at),
+                conversation.project,
+                conversation.url,
+                len(held),
+                stored[cid]["version"],
+                min(times) if times else None,
+                max(times) if times else None,
+                json.dumps(shown, ensure_ascii=False),
+                _packed(held),
+                chunks,
+                pending,
+            )
+        )
+    return rows
+
+
+def _write_state(connection: sqlite3.Connection, home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
+    """The totals, the table versions and store.json as they are (what the lean `stats` trusts). The
+    passages are counted in the table: a crash may leave some whose chat is gone, until repair."""
+    conversations, messages = connection.execute("SELECT count(*), sum(message_count) FROM chats").fetchone()
+    chunks, pending = store.chunk_count(), store.pending_count()
+    raw = _read_bytes(home / STORE_META)
     meta = read_meta(home) if raw is not None else {}  # read after the bytes: a change since is a miss
     model, store_format = meta.get("model"), meta.get("format")
     state = {
         "format": FORMAT,
         "conversations": conversations,
-        "messages": messages,
-        "chunks": chunks,
-        "pending": store.pending_count(),
+        "messages": messages or 0,
+        "chunks": chunks or 0,
+        "pending": pending or 0,
         "store_json": raw,
         "store_model": model if isinstance(model, str) else None,
         "store_format": store_format if isinstance(store_format, int) else None,
@@ -432,104 +579,37 @@ def _write_state(connection: sqlite3.Connection, home: Path, store: LanceStore, 
     connection.executemany("INSERT INTO stamps VALUES (?, ?, ?, ?)", [(t, *v) for t, v in stamps.items()])
     connection.execute("DELETE FROM column_counts")
     for kind in ("source", "project"):
-        rows = [(kind, i, value, n) for i, (value, n) in enumerate(store.column_counts(kind).items())]
+        rows = [(kind, i, value, n) for i, (value, n) in enumerate(_column_counts(connection, kind).items())]
         connection.executemany("INSERT INTO column_counts VALUES (?, ?, ?, ?)", rows)
 
 
-def _chat_rows(store: LanceStore, ids: Sequence[str], *, everything: bool = False) -> list[tuple[Any, ...]]:
-    """Catalog rows for these chats, read through the methods `recent` and `read` themselves use;
-    `everything` (all chats): the messages in one pass over the table instead, the same values."""
-    metas = store.metas(ids)
-    times: dict[str, tuple[int | None, int | None]]
-    if everything:
-        messages, found = _one_pass(store)
-        times = dict(found)
-    else:
-        whole = {cid: [(0, meta.message_count - 1)] for cid, meta in metas.items() if meta.message_count}
-        messages = {
-            cid: [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in ms]
-            for cid, ms in store.message_windows(whole).items()
-        }
-        times = {cid: (_us(a), _us(b)) for cid, (a, b) in store.message_spans(list(metas)).items()}
-    rows = []
-    for cid, meta in metas.items():
-        spans = preview_spans(meta.message_count)
-        held = messages.get(cid, [])
-        shown = [m for m in held if any(first <= int(m[1]) <= last for first, last in spans)]
-        first, last = times.get(cid, (None, None))
-        rows.append(
-            (
-                cid,
-                meta.source,
-                meta.title,
-                _us(meta.created_at),
-                _us(meta.updated_at),
-                meta.project,
-                meta.url,
-                meta.message_count,
-                meta.version,
-                first,
-                last,
-                json.dumps(shown, ensure_ascii=False),
-                _packed(held),
-            )
-        )
-    return rows
+def _write(connection: sqlite3.Connection, store: Truth, ids: Sequence[str], *, fresh: bool = False) -> None:
+    insert = f"INSERT INTO chats VALUES ({', '.join('?' * 15)})"
+    for start in range(0, len(ids), BATCH):
+        batch = list(ids[start : start + BATCH])
+        if not fresh:
+            connection.execute(f"DELETE FROM chats WHERE id IN ({_marks(batch)})", batch)
+        connection.executemany(insert, _chat_rows(store, batch))
 
 
-def _one_pass(store: LanceStore) -> tuple[dict[str, list[list[Any]]], dict[str, tuple[int, int]]]:
-    """Each chat's messages in position order, and its first and last message times."""
-    messages: dict[str, list[list[Any]]] = {}
-    times: dict[str, tuple[int, int]] = {}
-    for row in store.message_rows(["conversation_id", "id", "position", "role", "text", "created_at"]):
-        cid, when = row["conversation_id"], _us(row["created_at"])
-        messages.setdefault(cid, []).append([row["id"], row["position"], row["role"], row["text"], when])
-        if when is not None:
-            first_at, last_at = times.get(cid, (when, when))
-            times[cid] = (min(first_at, when), max(last_at, when))
-    for held in messages.values():
-        held.sort(key=lambda message: int(message[1]))
-    return messages, times
-
-
-def _write(
-    connection: sqlite3.Connection,
-    home: Path,
-    store: LanceStore,
-    stamps: dict[str, Stamp],
-    ids: Sequence[str],
-    *,
-    everything: bool = False,
-) -> None:
-    insert = f"INSERT INTO chats VALUES ({', '.join('?' * 13)})"
-    if everything:  # a new file: nothing to delete, and the messages are read in one pass
-        connection.executemany(insert, _chat_rows(store, ids, everything=True))
-    else:
-        for start in range(0, len(ids), BATCH):
-            batch = list(ids[start : start + BATCH])
-            marks = ", ".join("?" for _ in batch)
-            connection.execute(f"DELETE FROM chats WHERE id IN ({marks})", batch)
-            connection.executemany(insert, _chat_rows(store, batch))
-    _write_state(connection, home, store, stamps)
-
-
-def _rebuild(home: Path, store: LanceStore, stamps: dict[str, Stamp]) -> None:
+def _rebuild(home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
     tmp = home / f"{FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)
     try:
         with closing(sqlite3.connect(tmp, isolation_level=None)) as connection:
             connection.executescript(SCHEMA)
             connection.execute("BEGIN")
-            _write(connection, home, store, stamps, store.conversation_ids(), everything=True)
+            _write(connection, store, store.conversation_ids(), fresh=True)
+            _write_state(connection, home, store, stamps)
             connection.execute("COMMIT")
         os.replace(tmp, home / FILE)
     finally:
         tmp.unlink(missing_ok=True)
 
 
-def _update(home: Path, store: LanceStore, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
+def _update(home: Path, store: Truth, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:
     with closing(connect(home / FILE)) as connection:
         connection.execute("BEGIN IMMEDIATE")
-        connection.execute(TIMELINE_INDEX)
-        _write(connection, home, store, stamps, sorted(set(ids)))
+        _write(connection, store, sorted(set(ids)))
+        _write_state(connection, home, store, stamps)
         connection.execute("COMMIT")

@@ -9,25 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Literal
 
+from storage.catalog import Catalog
 from storage.filters import Filters
 from storage.hits import ConversationMeta
-from storage.lance_store import LanceStore
 from storage.models import Message
+from storage.recent import page_by_time
 
 
 class Hiding:
-    """A `ChatSource` and `PageSource` (`storage.recent`, `storage.reading`) over `store`, less `hidden`.
+    """A `ChatSource` and `PageSource` (`storage.recent`, `storage.reading`) over the catalog, less `hidden`."""
 
-    It has no `time_page`: a page of `recent` is then cut from the whole (filtered) timeline, which
-    costs a little more for the seconds a delete takes, and never counts a hidden chat in a page."""
-
-    def __init__(self, store: LanceStore, hidden: frozenset[str]):
+    def __init__(self, store: Catalog, hidden: frozenset[str]):
         self.store = store
         self.hidden = hidden
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
         return [(at, cid) for at, cid in self.store.timeline(filters) if cid not in self.hidden]
+
+    def time_page(
+        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
+    ) -> tuple[list[tuple[datetime, str]], bool]:
+        return page_by_time(self.timeline(filters), n, sort_order)
 
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
         return self.store.metas([cid for cid in ids if cid not in self.hidden])

@@ -1,4 +1,4 @@
-"""Ingest: upsert conversations, derive their messages, chunks, vectors and keyword documents.
+"""Ingest: upsert conversations, derive their chunks, vectors and keyword documents.
 
 Callers hold the write lock. Conversations are written first (the truth), then the derived tables, then
 the keyword index; the journal names the batch until all three have committed. A batch that fails on
@@ -188,7 +188,7 @@ class Ingestor:
     def derive(
         self, conversations: Sequence[Conversation], versions: Mapping[str, str] | None = None, *, embed: bool = True
     ) -> tuple[int, int]:
-        """Rebuild messages, chunks and keyword documents of these conversations from the models.
+        """Rebuild the chunks and keyword documents of these conversations from the models.
 
         Returns (texts embedded, vectors reused). Passages that could not be embedded now (`embed`
         False, or no embedder) are stored awaiting their embedding.
@@ -198,24 +198,8 @@ class Ingestor:
         chunks = [chunk for c in conversations for chunk in chunk_conversation(c, self.model_name, self.options)]
         vectors, pending, embedded, reused = self._vectors(chunks, embed)
         self.store.replace_derived(conversations, chunks, vectors, versions, pending)
-        by_id = {c.id: c for c in conversations}
-        rows = (
-            {
-                "id": ch.id,
-                "conversation_id": ch.conversation_id,
-                "kind": ch.kind,
-                "first_index": ch.first_index,
-                "last_index": ch.last_index,
-                "message_ids": list(ch.message_ids),
-                "text": ch.text,
-                "source": by_id[ch.conversation_id].source,
-                "project": by_id[ch.conversation_id].project,
-                "updated_at": naive_utc(by_id[ch.conversation_id].updated_at),
-                "at": unit_time(by_id[ch.conversation_id], ch.first_index),
-            }
-            for ch in chunks
-        )
-        self.keywords.replace(list(by_id), rows, {c.id: c.title for c in conversations})
+        rows = _keyword_rows(conversations, chunks)
+        self.keywords.replace([c.id for c in conversations], rows, {c.id: c.title for c in conversations})
         return embedded, reused
 
     def _vectors(self, chunks: Sequence[Chunk], embed: bool = True) -> tuple[Vectors, list[bool], int, int]:
@@ -249,7 +233,7 @@ class Ingestor:
         """Embed the passages of these conversations that await it; returns how many texts were embedded.
 
         Re-derived from the truth (the conversations table), so a conversation changed meanwhile is
-        embedded as it is now. Only the chunks table is rewritten: messages and keywords are unchanged.
+        embedded as it is now. Only the chunks table is rewritten: the keywords are unchanged.
         """
         rows = self.store.conversation_rows(conversation_ids)  # one read for the batch, not one a chat
         conversations = [LanceStore.to_conversation(rows[i]) for i in conversation_ids if i in rows]
@@ -258,7 +242,7 @@ class Ingestor:
         versions = {c.id: c.fingerprint() for c in conversations}
         chunks = [ch for c in conversations for ch in chunk_conversation(c, self.model_name, self.options)]
         vectors, pending, embedded, _ = self._vectors(chunks, embed=True)
-        self.store.replace_derived(conversations, chunks, vectors, versions, pending, messages=False)
+        self.store.replace_derived(conversations, chunks, vectors, versions, pending)
         return embedded
 
     # ---- healing ---------------------------------------------------------------------------------
@@ -292,10 +276,18 @@ class Ingestor:
         return present
 
     def rebuild_keywords(self) -> None:
-        """Recreate the keyword index from the chunks table (it is derived and may be lost or stale)."""
+        """Recreate the keyword index from the conversations (it is derived and may be lost or stale):
+        their passages are cut again as they were stored (LanceDB keeps no copy of the passages' text)."""
         titles = dict(self.store.titles())
         self.keywords.clear()
-        self.keywords.replace([], self.store.chunk_rows(), titles)
+        self.keywords.replace([], self._all_keyword_rows(), titles)
+
+    def _all_keyword_rows(self) -> Iterator[dict[str, object]]:
+        ids = self.store.conversation_ids()
+        for start in range(0, len(ids), 64):
+            batch = self._stored(ids[start : start + 64])
+            chunks = [chunk for c in batch for chunk in chunk_conversation(c, self.model_name, self.options)]
+            yield from _keyword_rows(batch, chunks)
 
     def reembed_all(self) -> None:
         """Re-derive everything (the embedding model changed): no vectors from two models are mixed."""
@@ -313,3 +305,23 @@ class Ingestor:
                 self._write(batch, {c.id: c.fingerprint() for c in batch}, truth=False)
         self.store.ensure_indexes()
         self.store.build_matrix()
+
+
+def _keyword_rows(conversations: Sequence[Conversation], chunks: Sequence[Chunk]) -> Iterator[dict[str, object]]:
+    """The keyword index's documents of these chunks (`KeywordIndex.replace`)."""
+    by_id = {c.id: c for c in conversations}
+    for ch in chunks:
+        owner = by_id[ch.conversation_id]
+        yield {
+            "id": ch.id,
+            "conversation_id": ch.conversation_id,
+            "kind": ch.kind,
+            "first_index": ch.first_index,
+            "last_index": ch.last_index,
+            "message_ids": list(ch.message_ids),
+            "text": ch.text,
+            "source": owner.source,
+            "project": owner.project,
+            "updated_at": naive_utc(owner.updated_at),
+            "at": unit_time(owner, ch.first_index),
+        }

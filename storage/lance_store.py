@@ -1,5 +1,5 @@
-"""LanceDB tables: `conversations` (the truth: metadata and the messages as JSON), `messages` and
-`chunks` (derived: rebuilt from a conversation row whenever they disagree with it).
+"""LanceDB tables: `conversations` (the truth: metadata and the messages as JSON) and `chunks` (the
+retrieval units and their vectors, derived: rebuilt from a conversation row whenever they disagree).
 
 Every derived row carries the `version` (fingerprint) of the conversation it was built from.
 """
@@ -13,24 +13,24 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from storage import chat_rows
-from storage.chat_rows import ChatRows
+from storage.catalog import Catalog
 from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
 from storage.hits import ConversationMeta
 from storage.locks import Readers
 from storage.models import Conversation, Message
-from storage.times import naive_utc, utc
+from storage.times import naive_utc
 from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.vector_matrix import SCAN_THREADS, VectorMatrix
 
@@ -114,21 +114,6 @@ def _conversation_schema() -> pa.Schema:
     )
 
 
-def _message_schema() -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("key", pa.string(), nullable=False),
-            pa.field("conversation_id", pa.string()),
-            pa.field("id", pa.string()),
-            pa.field("position", pa.int32()),
-            pa.field("role", pa.string()),
-            pa.field("text", pa.large_string()),
-            pa.field("created_at", TIMESTAMP),
-            pa.field("version", pa.string()),
-        ]
-    )
-
-
 # The rows that have a vector: not awaiting their embedding, and not kept for keyword search only
 # (tool output, acknowledgements: `storage.chunking.embeds`).
 VECTOR_ROWS = f"NOT pending AND embed_key != {sql_string(NO_EMBEDDING)}"
@@ -143,7 +128,6 @@ def _chunk_schema(dim: int) -> pa.Schema:
             pa.field("first_index", pa.int32()),
             pa.field("last_index", pa.int32()),
             pa.field("message_ids", pa.list_(pa.string())),
-            pa.field("text", pa.large_string()),
             pa.field("embed_key", pa.string()),
             pa.field("vector", pa.list_(pa.float32(), dim)),
             # Stored and keyword-indexed, not embedded yet: left out of vector search until it is.
@@ -221,7 +205,6 @@ def _messages_to_json(messages: Sequence[Message]) -> str:
 class _Tables:
     db: Any
     conversations: Any
-    messages: Any
     chunks: Any
 
 
@@ -236,8 +219,9 @@ class LanceStore:
     Vector search is exact: over the memory-mapped matrix when there is one (milliseconds), else over
     LanceDB's own flat scan. No ANN index is built: LanceDB's reached only ~0.9 recall@10 here.
 
-    LanceDB is imported and its tables opened on first use, not here: while the derived files (the
-    matrix and the chat rows) are current, reads never need it, and it costs ~1.3 s of CPU to import
+    What a search shows of its chats (`metas`, `message_windows`, `message_spans`) comes from the
+    store's read model (`storage.catalog`). LanceDB is imported and its tables opened on first use,
+    not here: while the vector matrix is current, reads never need it, and it costs ~1.3 s of CPU to import
     and ~95 MB of memory to hold (docs/BENCHMARKS.md, "Start-up").
     """
 
@@ -273,10 +257,6 @@ class LanceStore:
         return self._lance().conversations
 
     @property
-    def messages(self) -> Any:
-        return self._lance().messages
-
-    @property
     def chunks(self) -> Any:
         return self._lance().chunks
 
@@ -293,7 +273,6 @@ class LanceStore:
         tables = _Tables(
             db,
             self._open(db, "conversations", _conversation_schema(), existing),
-            self._open(db, "messages", _message_schema(), existing),
             self._open(db, "chunks", _chunk_schema(self.dim), existing),
         )
         self._add_unit_times(tables.chunks)
@@ -334,7 +313,6 @@ class LanceStore:
 
         wanted = [
             (self.conversations, "id"),
-            (self.messages, "conversation_id"),
             (self.chunks, "conversation_id"),
             (self.chunks, "embed_key"),
         ]
@@ -375,26 +353,25 @@ class LanceStore:
         version = int(self.chunks.version)
         query = self.chunks.search().where(VECTOR_ROWS).select([*MATRIX_COLUMNS, "vector"]).limit(None)
         schema = pa.schema([_chunk_schema(self.dim).field(name) for name in MATRIX_COLUMNS])
-        return self.matrix.build(query.to_batches(8192), version, schema, self._build_chat_rows)
+        return self.matrix.build(query.to_batches(8192), version, schema)
 
-    def _build_chat_rows(self, directory: Path, generation: str) -> None:
-        chats = self.conversations.search().select(chat_rows.CHAT_COLUMNS).limit(None).to_arrow()
-        messages = self.messages.search().select(chat_rows.MESSAGE_COLUMNS).limit(None).to_batches(8192)
-        schema = pa.schema([_message_schema().field(name) for name in chat_rows.MESSAGE_COLUMNS])
-        chat_rows.build(directory, generation, chats, messages, schema)
+    # ---- what a search shows of its chats: from the read model, never LanceDB -----------------
 
-    def _chat_rows(self) -> tuple[ChatRows, frozenset[str]] | None:
-        """The rows of the current build, and the conversations written since (whose rows only
-        LanceDB has); None without a rows or when the change log no longer covers the writes."""
-        snapshot = self.matrix.snapshot()
-        if snapshot is None or snapshot.chats is None:
-            return None
-        changed = self.matrix.changed_since(snapshot)
-        if changed is None:
-            return None
-        return snapshot.chats, frozenset(changed)
+    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
+        with Catalog.open(self.path.parent) as chats:
+            return chats.metas(ids)
 
-    # ---- reads -------------------------------------------------------------------------------
+    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
+        """Messages in index ranges of several chats, in one read; each chat's messages in order."""
+        with Catalog.open(self.path.parent) as chats:
+            return chats.message_windows(windows)
+
+    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
+        """(first, last) message time of each chat that has message times at all."""
+        with Catalog.open(self.path.parent) as chats:
+            return chats.message_spans(ids)
+
+    # ---- reads (writers, and the vector leg without a current matrix) ---------------------------
 
     @_survives_cleanup
     def versions(self, ids: Sequence[str]) -> dict[str, str]:
@@ -405,27 +382,6 @@ class LanceStore:
             for row in rows.limit(None).to_arrow().to_pylist():
                 out[row["id"]] = row["version"]
         return out
-
-    @_survives_cleanup
-    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
-        if not ids:
-            return {}
-        found = self._chat_rows()
-        if found is None:
-            return self._lance_metas(ids)
-        cached, changed = found
-        out = {cid: row.meta for cid, row in cached.chats(i for i in ids if i not in changed).items()}
-        fresh = [i for i in ids if i in changed]
-        return {**out, **self._lance_metas(fresh)} if fresh else out
-
-    def _lance_metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
-        query = self.conversations.search().where(sql_in("id", list(ids))).select(META_COLUMNS)
-        return {row["id"]: ConversationMeta.from_row(row) for row in query.limit(None).to_arrow().to_pylist()}
-
-    @_survives_cleanup
-    def conversation(self, conversation_id: str) -> Conversation | None:
-        rows = self.conversations.search().where(f"id = {sql_string(conversation_id)}").limit(1).to_arrow().to_pylist()
-        return self.to_conversation(rows[0]) if rows else None
 
     @_survives_cleanup
     def conversation_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -455,79 +411,20 @@ class LanceStore:
             query = query.where(where)
         return sorted(row["id"] for row in query.to_arrow().to_pylist())
 
-    def iter_conversations(self, where: str | None = None, batch: int = 200) -> Iterator[Conversation]:
-        ids = self.conversation_ids(where)
-        for start in range(0, len(ids), batch):
-            chunk = ids[start : start + batch]
-            by_id = self._rows_by_id(chunk)
-            for cid in chunk:
-                if cid in by_id:
-                    yield self.to_conversation(by_id[cid])
-
     @_survives_cleanup
-    def _rows_by_id(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        rows = self.conversations.search().where(sql_in("id", list(ids))).limit(None).to_arrow().to_pylist()
-        return {row["id"]: row for row in rows}
-
-    @_survives_cleanup
-    def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
-        """(updated_at, id) of every conversation passing the filters; small columns only."""
-        found = self._chat_rows()
-        if found is None:
-            return self._lance_timeline(filters.sql())
-        cached, changed = found
-        timeline = cached.timeline(filters, changed)
-        if changed:
-            where = " AND ".join(part for part in (filters.sql(), sql_in("id", sorted(changed))) if part)
-            timeline += self._lance_timeline(where)
-        return timeline
-
-    def time_page(
-        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
-    ) -> tuple[list[tuple[datetime, str]], bool] | None:
-        """`storage.recent.page_by_time` of `timeline(filters)` straight from the rows, when nothing
-        was written since it was built (sorting every chat's time as Python objects cost ~100 ms at 100k
-        messages); None otherwise."""
-        found = self._chat_rows()
-        if found is None or found[1]:
-            return None
-        return found[0].page(filters, n, sort_order == "desc")
-
-    def _lance_timeline(self, where: str | None) -> list[tuple[datetime, str]]:
-        query = self.conversations.search().select(["id", "updated_at"]).limit(None)
-        if where:
-            query = query.where(where)
+    def passage_counts(self, conversation_ids: Sequence[str] | None = None) -> dict[str, tuple[int, int]]:
+        """(passages, passages awaiting their embedding) of each conversation that has any."""
+        query = self.chunks.search().select(["conversation_id", "pending"]).limit(None)
+        if conversation_ids is not None:
+            if not conversation_ids:
+                return {}
+            query = query.where(sql_in("conversation_id", list(conversation_ids)))
         table = query.to_arrow()
-        return list(zip(table.column("updated_at").to_pylist(), table.column("id").to_pylist(), strict=True))
-
-    def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
-        return self.message_windows({conversation_id: [(first, last)]}).get(conversation_id, [])
-
-    @_survives_cleanup
-    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
-        """Messages in index ranges of several chats, in one read; each chat's messages in order."""
-        found = self._chat_rows()
-        if found is None:
-            return self._lance_message_windows(windows)
-        cached, changed = found
-        rows = cached.chats(cid for cid in windows if cid not in changed)
-        out = cached.windows((row, windows[cid]) for cid, row in rows.items())
-        fresh = {cid: spans for cid, spans in windows.items() if cid in changed}
-        return {**out, **self._lance_message_windows(fresh)} if fresh else out
-
-    def _lance_message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
-        clauses = [
-            f"(conversation_id = {sql_string(cid)} AND position BETWEEN {int(first)} AND {int(last)})"
-            for cid, spans in windows.items()
-            for first, last in spans
-        ]
-        if not clauses:
-            return {}
-        rows = self.messages.search().where(" OR ".join(clauses)).limit(None).to_arrow().to_pylist()
-        rows.sort(key=lambda r: (r["conversation_id"], r["position"]))
-        out: dict[str, list[Message]] = {}
-        for r in rows:
-            out.setdefault(r["conversation_id"], []).append(chat_rows.message_of_row(r))
+        out: dict[str, tuple[int, int]] = {}
+        owners = table.column("conversation_id").to_pylist()
+        for cid, pending in zip(owners, table.column("pending").to_pylist(), strict=True):
+            total, waiting = out.get(cid, (0, 0))
+            out[cid] = (total + 1, waiting + int(bool(pending)))
         return out
 
     @_survives_cleanup
@@ -542,23 +439,6 @@ class LanceStore:
             for row in query.limit(None).to_arrow().to_pylist():
                 found.setdefault(row["embed_key"], np.asarray(row["vector"], dtype=np.float32))
         return found
-
-    def message_rows(self, columns: Sequence[str]) -> Iterator[dict[str, Any]]:
-        """Every message row (these columns), streamed: rebuilding derived state in one pass."""
-        with self.readers.reading():
-            for batch in self.messages.search().select(list(columns)).limit(None).to_batches(8192):
-                yield from batch.to_pylist()
-
-    def chunk_rows(self, where: str | None = None, *, batch: int = 8192) -> Iterator[dict[str, Any]]:
-        """Every passage's row, streamed (for writers, who hold the lock: no cleanup can run meanwhile)."""
-        columns = ["id", "conversation_id", "kind", "first_index", "last_index", "message_ids", "text"]
-        columns += ["source", "project", "updated_at", "at"]
-        query = self.chunks.search().select(columns).limit(None)
-        if where:
-            query = query.where(where)
-        with self.readers.reading():
-            for rows in query.to_batches(batch):
-                yield from rows.to_pylist()
 
     def vector_search(
         self, vector: Vectors, limit: int, filters: Filters, threads: int = SCAN_THREADS
@@ -598,33 +478,6 @@ class LanceStore:
         return [(score, _unit_hit(r, score)) for score, r in scored]
 
     @_survives_cleanup
-    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
-        """(first, last) message time of each chat that has message times at all."""
-        if not ids:
-            return {}
-        found = self._chat_rows()
-        if found is None:
-            return self._lance_message_spans(ids)
-        cached, changed = found
-        rows = cached.chats(cid for cid in ids if cid not in changed)
-        out = {cid: row.span for cid, row in rows.items() if row.span is not None}
-        fresh = [cid for cid in ids if cid in changed]
-        return {**out, **self._lance_message_spans(fresh)} if fresh else out
-
-    def _lance_message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
-        query = self.messages.search().where(sql_in("conversation_id", list(ids)))
-        table = query.select(["conversation_id", "created_at"]).limit(None).to_arrow()
-        spans: dict[str, tuple[datetime, datetime]] = {}
-        pairs = zip(table.column("conversation_id").to_pylist(), table.column("created_at").to_pylist(), strict=True)
-        for cid, when in pairs:
-            if when is None:
-                continue
-            when = utc(when)
-            first, last = spans.get(cid, (when, when))
-            spans[cid] = (min(first, when), max(last, when))
-        return spans
-
-    @_survives_cleanup
     def pending_count(self, conversation_ids: Sequence[str] | None = None) -> int:
         """Passages awaiting their embedding (in these conversations, or in all)."""
         if conversation_ids is None:
@@ -641,66 +494,20 @@ class LanceStore:
         return counts
 
     @_survives_cleanup
-    def message_position(self, conversation_id: str, message_id: str) -> int | None:
-        """The 0-based position of a message (by id) in its conversation, or None."""
-        found = self._chat_rows()
-        if found is not None and conversation_id not in found[1]:
-            row = found[0].chats([conversation_id]).get(conversation_id)
-            return None if row is None else found[0].position(row, message_id)
-        where = f"conversation_id = {sql_string(conversation_id)} AND id = {sql_string(message_id)}"
-        rows = self.messages.search().where(where).select(["position"]).limit(1).to_arrow().to_pylist()
-        return int(rows[0]["position"]) if rows else None
-
-    @_survives_cleanup
     def titles(self) -> list[tuple[str, str]]:
         """(conversation id, title) for every stored conversation."""
         table = self.conversations.search().select(["id", "title"]).limit(None).to_arrow()
         return list(zip(table.column("id").to_pylist(), table.column("title").to_pylist(), strict=True))
 
     @_survives_cleanup
-    def is_empty(self) -> bool:
-        return int(self.conversations.count_rows()) == 0
-
-    @_survives_cleanup
     def chunk_count(self) -> int:
         return int(self.chunks.count_rows())
 
     @_survives_cleanup
-    def counts(self, conversation_ids: Sequence[str] | None = None) -> tuple[int, int, int]:
-        """Conversations, messages and passages (of these conversations, or of all)."""
-        if conversation_ids is None:
-            return self.conversations.count_rows(), self.messages.count_rows(), self.chunks.count_rows()
-        ids = sorted(conversation_ids)
-        owned = sql_in("conversation_id", ids)
-        return (
-            self.conversations.count_rows(sql_in("id", ids)),
-            self.messages.count_rows(owned),
-            self.chunks.count_rows(owned),
-        )
-
-    @_survives_cleanup
-    def column_counts(self, column: str, excluding: frozenset[str] = frozenset()) -> dict[str, int]:
-        """How many conversations (not in `excluding`) have each value of `column` (`project` or
-        `source`), in value order (whichever rows answer: the chat rows, LanceDB, or both)."""
-        found = self._chat_rows()
-        if found is None:
-            where = f"NOT ({sql_in('id', sorted(excluding))})" if excluding else None
-            return dict(sorted(self._lance_column_counts(column, where).items()))
-        cached, changed = found
-        counts = cached.counts(column, changed | excluding)
-        if changed - excluding:
-            for value, count in self._lance_column_counts(column, sql_in("id", sorted(changed - excluding))).items():
-                counts[value] = counts.get(value, 0) + count
-        return dict(sorted(counts.items()))
-
-    def _lance_column_counts(self, column: str, where: str | None = None) -> dict[str, int]:
-        query = self.conversations.search().select([column]).limit(None)
-        table = (query.where(where) if where else query).to_arrow()
-        out: dict[str, int] = {}
-        for value in table.column(column).to_pylist():
-            if value is not None:
-                out[value] = out.get(value, 0) + 1
-        return out
+    def counts(self) -> tuple[int, int, int]:
+        """Conversations, messages and passages as the tables hold them (`doctor`)."""
+        sizes = self.conversations.search().select(["message_count"]).limit(None).to_arrow().column(0)
+        return int(self.conversations.count_rows()), int(pc.sum(sizes).as_py() or 0), self.chunk_count()
 
     # ---- writes (callers hold the write lock) ------------------------------------------------
 
@@ -722,7 +529,7 @@ class LanceStore:
             for c in conversations
         ]
         table = pa.Table.from_pylist(rows, schema=_conversation_schema())
-        self.matrix.note_changes(c.id for c in conversations)  # before the commit: readers then ask LanceDB
+        self.matrix.note_changes(c.id for c in conversations)  # before the commit: the vector leg then asks LanceDB
         self.conversations.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
 
     def replace_derived(
@@ -732,33 +539,14 @@ class LanceStore:
         vectors: Vectors,
         versions: Mapping[str, str],
         pending: Sequence[bool] | None = None,
-        *,
-        messages: bool = True,
     ) -> None:
-        """Atomically (per table) replace the messages and chunks of these conversations.
+        """Atomically replace the chunks of these conversations.
 
         `pending[i]` marks chunk i as awaiting its embedding (its row in `vectors` is ignored).
-        `messages=False` leaves the messages table alone (only the vectors changed).
         """
         ids = [c.id for c in conversations]
         scope = sql_in("conversation_id", ids)
-        self.matrix.note_changes(ids)  # before the commits: readers take these from LanceDB meanwhile
-        if messages:
-            message_rows = [
-                {
-                    "key": f"{c.id}\x1f{m.id}",
-                    "conversation_id": c.id,
-                    "id": m.id,
-                    "position": m.index,
-                    "role": m.role,
-                    "text": m.text,
-                    "created_at": naive_utc(m.created_at),
-                    "version": versions[c.id],
-                }
-                for c in conversations
-                for m in c.messages
-            ]
-            self._replace(self.messages, "key", pa.Table.from_pylist(message_rows, schema=_message_schema()), scope)
+        self.matrix.note_changes(ids)  # before the commit: the vector leg takes these from LanceDB meanwhile
         by_id = {c.id: c for c in conversations}
         owners = [by_id[ch.conversation_id] for ch in chunks]
         flags = list(pending) if pending is not None else [False] * len(chunks)
@@ -771,7 +559,6 @@ class LanceStore:
             "first_index": [ch.first_index for ch in chunks],
             "last_index": [ch.last_index for ch in chunks],
             "message_ids": [list(ch.message_ids) for ch in chunks],
-            "text": [ch.text for ch in chunks],
             "embed_key": [ch.embed_key for ch in chunks],
             # Built from the NumPy block at once: converting row by row was a visible share of import time.
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel(), pa.float32()), self.dim),
@@ -814,19 +601,7 @@ class LanceStore:
             return
         self.matrix.note_changes(id_list)
         self.conversations.delete(sql_in("id", id_list))
-        self.messages.delete(sql_in("conversation_id", id_list))
         self.chunks.delete(sql_in("conversation_id", id_list))
-
-    def derived_versions(self, ids: Sequence[str]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-        """Which conversation versions the messages and chunks of these ids were built from."""
-        result: list[dict[str, set[str]]] = []
-        for table in (self.messages, self.chunks):
-            found: dict[str, set[str]] = {}
-            query = table.search().where(sql_in("conversation_id", list(ids))).select(["conversation_id", "version"])
-            for row in query.limit(None).to_arrow().to_pylist():
-                found.setdefault(row["conversation_id"], set()).add(row["version"])
-            result.append(found)
-        return result[0], result[1]
 
     def optimize(self, *, grace: timedelta = CLEANUP_GRACE) -> None:
         """Compact the tables (callers hold the write lock), then delete what every reader has left behind."""
@@ -880,8 +655,18 @@ class LanceStore:
             return None  # nothing that old: no need to call LanceDB at all
         return max(now - cut, timedelta(milliseconds=1))  # 0 would make LanceDB warn
 
-    def _tables(self) -> tuple[Any, Any, Any]:
-        return self.conversations, self.messages, self.chunks
+    def _tables(self) -> tuple[Any, Any]:
+        return self.conversations, self.chunks
+
+    def drop_copies(self) -> None:
+        """A store from before format 4 kept every message in a table of its own, and every passage's
+        text beside its vector, which nothing reads now (the catalog holds the messages; the keyword
+        index is rebuilt from the conversations): both dropped (callers hold the write lock)."""
+        tables = self._lance()
+        if "messages" in set(tables.db.list_tables().tables):
+            tables.db.drop_table("messages")
+        if "text" in tables.chunks.schema.names:
+            tables.chunks.drop_columns(["text"])
 
     def live_bytes(self) -> int:
         """Bytes of the tables' current versions (what the disk would hold with no history)."""

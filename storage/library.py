@@ -4,7 +4,8 @@ Everything above storage (the CLI, the MCP tools, the benchmarks) goes through `
 
 Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (Tantivy, derived),
 `vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.vector_matrix`),
-`catalog.sqlite` (what `stats` and `recent` show, derived, read without LanceDB: `storage.catalog`),
+`catalog.sqlite` (every chat's metadata and messages: what every read shows, derived, read without
+LanceDB: `storage.catalog`),
 `store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`.
 """
 
@@ -15,7 +16,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -33,7 +34,7 @@ from storage.errors import (
     UnknownMessage,
     UnknownProject,
 )
-from storage.filters import Filters, sql_in
+from storage.filters import Filters
 from storage.hiding import Hiding
 from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.journal import DeletedWatch
@@ -93,6 +94,7 @@ class Library:
         self._follow: ModelLoader | None = None
         self._meta_stamp: tuple[int, int, int] | None = None
         self._switching = threading.Lock()
+        self._rebuild_catalog = False  # a migration asks for the whole catalog at the end of its hold
 
     @classmethod
     def open(
@@ -146,7 +148,7 @@ class Library:
         self.engine.hidden = self.deleted.ids
 
     def prepare(self) -> None:
-        """Map the derived files (the vector matrix, the chat rows) and open the keyword reader now,
+        """Map the vector matrix and open the keyword reader now,
         so that the first search does not pay for it."""
         idle_release.arrow_from_malloc()
         snapshot = self.store.matrix.snapshot()
@@ -254,6 +256,8 @@ class Library:
         """Finish what a crashed writer left, rebuild a lost keyword index, re-embed after a model change."""
         try:
             with self._writing(timeout=0):
+                if self._older_format() is not None:  # needs no model: before any write of today's rows
+                    self.store.drop_copies()
                 stored_model = self._stored_meta().get("model")
                 if self.embedder is not None:
                     ingestor = self._ingestor()
@@ -266,13 +270,15 @@ class Library:
                     older = self._older_format()
                     if older is not None:
                         log.warning(
-                            "migrating the store in %s from format %d to %d: rebuilding its messages and "
+                            "migrating the store in %s from format %d to %d: rebuilding its catalog and "
                             "search units from the conversations table (once; no chat is lost)",
                             self.home,
                             older,
                             STORE_FORMAT,
                         )
-                        ingestor.rederive_all()
+                        if older < 3:  # units from before exchange windows: derived again
+                            ingestor.rederive_all()
+                        self._rebuild_catalog = True
                     self._write_meta()
                     if self.keywords.doc_count() != self.store.chunk_count():
                         log.warning("keyword index out of step with the store: rebuilding it")
@@ -296,9 +302,12 @@ class Library:
             try:
                 yield
                 ids = [*left, *self.lock.touched[mark:]]
-                if current and not ids and catalog.table_stamps(self.store.path) == before:
+                unchanged = catalog.table_stamps(self.store.path) == before
+                if current and not ids and not self._rebuild_catalog and unchanged:
                     return  # nothing was written
-                catalog.refresh(self.home, self.store, ids if current else None)
+                whole = not current or self._rebuild_catalog
+                self._rebuild_catalog = False
+                catalog.refresh(self.home, self.store, None if whole else ids)
             finally:
                 del self.lock.touched[mark:]  # read by this hold alone: a long-lived server must not pile them up
 
@@ -339,10 +348,8 @@ class Library:
         Such passages are stored and keyword-searchable, and left out of the vector leg until
         `embed_pending` embeds them (an import with `embed=False`, or one made without the model).
         """
-        with catalog.Catalog.read(self.home) as current:  # no LanceDB while the catalog is current
-            if current is not None:
-                return current.pending_count()
-        return self.store.pending_count()
+        with self._catalog() as chats:
+            return chats.pending_count()
 
     def switch_model(self, embedder: Embedder, progress: Callable[[int, int], None] | None = None) -> int:
         """Re-embed every passage with `embedder` (another model); keyword search works throughout.
@@ -405,6 +412,7 @@ class Library:
                 tried.update(chosen)
                 before = self.store.pending_count(chosen)  # as it is now (~3 ms): another writer may have been
                 ingestor.embed_some(chosen)
+                self.lock.touched.extend(chosen)  # their passages' counts changed: the catalog re-reads them
                 done += before - self.store.pending_count(chosen)
                 if self.store.matrix_needs_build():  # the change log overflowed: keep vector search fast
                     self.store.build_matrix()
@@ -420,7 +428,7 @@ class Library:
         """
         ids = list(dict.fromkeys(uris))
         with self._writing(timeout=wait):  # taking the lock finishes any delete a kill interrupted
-            existing = sorted(self.store.metas(ids))
+            existing = sorted(self.store.versions(ids))
             if existing:
                 self.lock.commit_delete(existing)
                 self._remove(existing)
@@ -473,7 +481,8 @@ class Library:
 
     def resolve_project(self, project: str | None) -> tuple[str, ...] | None:
         """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject)."""
-        return project_spellings(self.store, project)
+        with self._catalog() as chats:
+            return project_spellings(chats, project)
 
     def search(
         self,
@@ -527,20 +536,20 @@ class Library:
 
         A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
         """
-        hidden = self.deleted.ids()
-        source = Hiding(self.store, hidden) if hidden else self.store
-        return recent_page(source, n=n, sort_order=sort_order, before=before, after=after, project=project)
+        with self._catalog() as chats:
+            source = self._less_hidden(chats)
+            return recent_page(source, n=n, sort_order=sort_order, before=before, after=after, project=project)
 
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)
-        centres the page on that message. The same paging as `pastchats read` over the catalog."""
-        hidden = self.deleted.ids()
-        source = Hiding(self.store, hidden) if hidden else self.store
-        return reading.read_chat(source, uri, offset=offset, limit=limit, around=around)
+        centres the page on that message."""
+        with self._catalog() as chats:
+            return reading.read_chat(self._less_hidden(chats), uri, offset=offset, limit=limit, around=around)
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""
-        conversation = None if uri in self.deleted.ids() else self.store.conversation(uri)
+        with self._catalog() as chats:
+            conversation = None if uri in self.deleted.ids() else chats.conversation(uri)
         if conversation is None:
             raise NotFound(f"no chat with uri {uri!r}")
         return conversation
@@ -548,22 +557,38 @@ class Library:
     def iter_conversations(
         self, *, project: str | None = None, source: str | None = None, ids: list[str] | None = None
     ) -> Iterator[Conversation]:
-        where = Filters(project=project, source=source).sql()
-        if ids is not None:
-            where = " AND ".join(filter(None, [where, sql_in("id", ids)]))
+        """Whole conversations in id order, streamed (`export`)."""
         hidden = self.deleted.ids()
-        found = self.store.iter_conversations(where)
-        return (c for c in found if c.id not in hidden) if hidden else found
+        with self._catalog() as chats:
+            for conversation in chats.iter_conversations(project=project, source=source, ids=ids):
+                if conversation.id not in hidden:
+                    yield conversation
 
     def stats(self) -> StoreStats:
-        hidden = self.deleted.ids()
-        return store_stats(Hiding(self.store, hidden) if hidden else self.store, self.home, self.model_name)
+        with self._catalog() as chats:
+            return store_stats(self._less_hidden(chats), self.home, self.model_name)
 
     def is_empty(self) -> bool:
-        with catalog.Catalog.read(self.home) as current:  # no LanceDB while the catalog is current
-            if current is not None:
-                return current.is_empty()
-        return self.store.is_empty()
+        with self._catalog() as chats:
+            return chats.is_empty()
+
+    @contextmanager
+    def _catalog(self) -> Iterator[catalog.Catalog]:
+        """The read model, as the last finished write left it; built first when there is none (a new
+        store, a lost or older file): that takes the write lock, and LanceDB."""
+        with ExitStack() as stack:
+            try:
+                chats = stack.enter_context(catalog.Catalog.open(self.home))
+            except catalog.CatalogMissing:
+                with self._writing(timeout=-1):
+                    self._rebuild_catalog = True
+                chats = stack.enter_context(catalog.Catalog.open(self.home))
+            yield chats
+
+    def _less_hidden(self, chats: catalog.Catalog) -> catalog.Catalog | Hiding:
+        """The catalog less the chats a delete committed to (one stat a read while there are none)."""
+        hidden = self.deleted.ids()
+        return Hiding(chats, hidden) if hidden else chats
 
     def close(self) -> None:
         """Nothing to flush (every write commits); kept so callers can treat the library as a resource."""

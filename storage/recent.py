@@ -1,6 +1,6 @@
 """Time recall and store totals: pages of chats by `updated_at`, the preview shown for each, and
-`stats`. Written against `ChatSource`, which both the LanceDB store and the catalog
-(`storage.catalog`) provide, so that both answer identically."""
+`stats`. Written against `ChatSource`: the catalog (`storage.catalog`), or the catalog less the
+chats a delete committed to (`storage.hiding`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from storage.errors import UnknownProject
 from storage.filters import Filters
@@ -34,9 +34,12 @@ def preview_spans(message_count: int) -> list[tuple[int, int]]:
 
 
 class ChatSource(Protocol):
-    """The reads `recent` and `stats` need (`LanceStore` and `storage.catalog.Catalog`)."""
+    """The reads `recent` and `stats` need (`storage.catalog.Catalog`, `storage.hiding.Hiding`)."""
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]: ...
+    def time_page(
+        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
+    ) -> tuple[list[tuple[datetime, str]], bool]: ...
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]: ...
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]: ...
@@ -44,16 +47,6 @@ class ChatSource(Protocol):
     def counts(self) -> tuple[int, int, int]: ...
     def pending_count(self) -> int: ...
     def disk_bytes(self) -> int: ...
-
-
-@runtime_checkable
-class PagesByTime(Protocol):
-    """A source that can give `page_by_time`'s answer without listing every chat (`LanceStore`, from
-    its chat rows when they are current; None otherwise)."""
-
-    def time_page(
-        self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
-    ) -> tuple[list[tuple[datetime, str]], bool] | None: ...
 
 
 class RecentSource(Protocol):
@@ -133,8 +126,7 @@ def recent_page(
 
     projects = project_spellings(source, project)
     filters = Filters(project=projects, after=after, before=before)
-    paged = source.time_page(filters, n, sort_order) if isinstance(source, PagesByTime) else None
-    page, more = paged or page_by_time(source.timeline(filters), n, sort_order)
+    page, more = source.time_page(filters, n, sort_order)
     metas = source.metas([cid for _, cid in page])
     spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}
     messages = source.message_windows(spans)

@@ -34,7 +34,7 @@ import logging
 import os
 import uuid
 import weakref
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
@@ -45,8 +45,6 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from storage import idle_release
-from storage.chat_rows import SUFFIXES as ROW_SUFFIXES
-from storage.chat_rows import ChatRows
 from storage.embedder import Vectors
 from storage.filters import Filters
 from storage.times import naive_utc
@@ -68,8 +66,8 @@ except ImportError:  # pragma: no cover - a platform without a simsimd wheel: th
 log = logging.getLogger(__name__)
 
 # 2: rows carry their message time (`at`), which time filters select on;
-# 3: with the chat rows (`storage.chat_rows`) and int8 rows
-FORMAT = 3
+# 3: with chat rows and int8 rows; 4: int8 rows, the chats read from the catalog (`storage.catalog`)
+FORMAT = 4
 MAX_CHANGES = 2_000
 META_COLUMNS = [
     "id",
@@ -191,7 +189,6 @@ class Snapshot:
     source: npt.NDArray[np.int32]
     source_codes: dict[str, int]
     at: npt.NDArray[np.int64]
-    chats: ChatRows | None = None  # the chats and messages of the same build (`storage.chat_rows`)
     # int8 rows c, and per row: 1/s (x ≈ c / s), ||c/s|| and ||c/s - x|| (L2 norms, for the error bound).
     codes: npt.NDArray[np.int8] | None = None
     inverse: npt.NDArray[np.float64] | None = None
@@ -476,19 +473,11 @@ class VectorMatrix:
         project, project_codes = _codes(meta.column("project"))
         source, source_codes = _codes(meta.column("source"))
         at = meta.column("at").cast(pa.int64()).to_numpy().astype(np.int64)
-        chats = self._load_chat_rows(generation) if manifest.get("chat_rows") else None
         return Snapshot(
             generation, int(manifest["lance_version"]), vectors, meta, conversation, conversation_codes,
-            project, project_codes, source, source_codes, at, chats, codes,
+            project, project_codes, source, source_codes, at, codes,
             inverse=_column(scales, 0), norm=_column(scales, 1), error=_column(scales, 2), float_rows=float_rows,
         )  # fmt: skip
-
-    def _load_chat_rows(self, generation: str) -> ChatRows | None:
-        try:
-            return ChatRows(self.directory, generation)
-        except (OSError, ValueError, pa.ArrowException) as exc:  # the matrix still serves the vector leg
-            log.warning("chat rows unreadable (%s); reading chats from LanceDB until it is rebuilt", exc)
-            return None
 
     def changed_since(self, snapshot: Snapshot) -> list[str] | None:
         """Conversations written since `snapshot` was built; None if the log does not cover it."""
@@ -537,22 +526,17 @@ class VectorMatrix:
         return bool(changes.get("base") != manifest["generation"] or changes.get("overflow"))
 
     def _complete(self, manifest: dict[str, Any]) -> bool:
-        """Whether every file of the manifest's generation is there, the chat rows' included."""
-        names = [".f16", ".arrow", ".i8", ".i8.npy", *(ROW_SUFFIXES if manifest.get("chat_rows") else ())]
+        """Whether every file of the manifest's generation is there."""
         generation = str(manifest["generation"])
-        return bool(manifest.get("chat_rows")) and all((self.directory / f"{generation}{n}").exists() for n in names)
+        return all((self.directory / f"{generation}{n}").exists() for n in (".f16", ".arrow", ".i8", ".i8.npy"))
 
     def build(
         self,
         batches: Iterable[pa.RecordBatch],
         lance_version: int,
         meta_schema: pa.Schema,
-        chat_rows: Callable[[Path, str], None] | None = None,
     ) -> int:
-        """Write a new generation from `batches` (META_COLUMNS + `vector`), publish it, drop the old one.
-
-        `chat_rows(directory, generation)` writes the generation's chat rows before it is published.
-        """
+        """Write a new generation from `batches` (META_COLUMNS + `vector`), publish it, drop the old one."""
         self.directory.mkdir(parents=True, exist_ok=True)
         generation = uuid.uuid4().hex[:12]
         rows = 0
@@ -575,11 +559,8 @@ class VectorMatrix:
                 rows += batch.num_rows
         writer.close()
         np.save(self.directory / f"{generation}.i8.npy", np.concatenate(scales) if scales else np.zeros((0, 3)))
-        if chat_rows is not None:
-            chat_rows(self.directory, generation)
         self._write_json(self.changes_path, {"base": generation, "conversations": []})
         manifest = {"format": FORMAT, "generation": generation, "lance_version": lance_version, "rows": rows}
-        manifest["chat_rows"] = chat_rows is not None
         manifest["int8"] = True
         self._write_json(self.manifest_path, {**manifest, "dim": self.dim})
         self._remove_other_generations(generation)

@@ -145,7 +145,7 @@ def matching(
     if project is None and source is None and before is None:
         raise ValueError("say what to forget: a project, a source, or a date")
     filters = Filters(project=project, source=source, before=before)
-    return sorted(cid for _, cid in library.store.timeline(filters))
+    return library.store.conversation_ids(filters.sql() or None)
 
 
 def forget(

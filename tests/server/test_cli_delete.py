@@ -26,12 +26,12 @@ def run(home: Path, *args: str, stdin: str | None = None) -> Result:
 
 
 def rows_of(home: Path) -> set[str]:
-    """Every chat id LanceDB (chats, messages, passages), Tantivy and the catalog hold, opened without
+    """Every chat id LanceDB (chats, passages), Tantivy and the catalog hold, opened without
     repairing anything (Tantivy's passages are counted against LanceDB's)."""
     library = Library.open(home, load_model=False, heal=False)
     store = library.store
     ids = set(store.conversation_ids(None))
-    for table in (store.messages, store.chunks):
+    for table in (store.chunks,):
         ids |= set(table.search().select(["conversation_id"]).limit(None).to_arrow().column(0).to_pylist())
     assert library.keywords.doc_count() == store.chunk_count()
     with Catalog.read(home) as catalog:

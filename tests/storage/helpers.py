@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -54,14 +56,26 @@ def set_format(home: Path, version: int) -> None:
     (home / "store.json").write_text(json.dumps(meta | {"format": version}), encoding="utf-8")
 
 
-def older_store(home: Path) -> None:
-    """A store as an older pastchats left it: conversations kept, search units not in today's shape
-    (emptied here, so only a rebuild from the conversations table can make them searchable again)."""
+def older_store(home: Path, version: int = STORE_FORMAT - 1) -> None:
+    """A store as an older pastchats left it. Format 2: conversations kept, search units not in today's
+    shape (emptied here, so only a rebuild from the conversations table can make them searchable
+    again). Format 3: every message also in a LanceDB table of its own, and a catalog of that format."""
     library = Library.open(home, embedder=HashEmbedder())
     library.import_conversations(CHATS_FOR_FORMAT)
-    library.store.reset_chunks(HashEmbedder().dim)
+    if version < 3:
+        library.store.reset_chunks(HashEmbedder().dim)
+    else:
+        rows = [
+            {"key": f"{c.id}\x1f{m.id}", "conversation_id": c.id, "id": m.id, "position": m.index, "text": m.text}
+            for c in CHATS_FOR_FORMAT
+            for m in c.messages
+        ]
+        library.store._db.create_table("messages", data=rows)
+        library.store.chunks.add_columns({"text": "'passage text'"})
+        with closing(sqlite3.connect(home / "catalog.sqlite")) as catalog, catalog:
+            catalog.execute("UPDATE state SET value = 3 WHERE key = 'format'")
     library.close()
-    set_format(home, STORE_FORMAT - 1)
+    set_format(home, version)
 
 
 def chats() -> list[Conversation]:

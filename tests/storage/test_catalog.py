@@ -1,5 +1,6 @@
-"""The catalog answers `stats` and `recent` exactly as LanceDB does, or not at all (missing, stale or
-corrupt: the caller reads LanceDB, and the next open rebuilds it)."""
+"""The catalog, the store's read model, is kept current by every write: the CLI's reader of a current
+catalog answers `stats` and `recent` as the library does, and a missing, stale or corrupt one is not
+used (the next open rebuilds it)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import signal
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -22,6 +23,7 @@ from tests.storage.helpers import conversation
 from tests.storage.test_crash_and_concurrency import start_writer, write_source
 from tools import recent_listing
 
+ORDERS: tuple[Literal["asc", "desc"], ...] = ("asc", "desc")
 CASES: list[dict[str, Any]] = [
     {},
     {"n": 1},
@@ -188,12 +190,34 @@ def test_listing_chats_by_time_reads_an_index_not_the_rows_that_hold_every_chats
     home = tmp_path / "store"
     library = open_library(home)
     library.import_conversations(chats()[:2])
-    with sqlite3.connect(home / FILE) as db:  # a catalog written before the index: it has none
-        db.execute("DROP INDEX chats_timeline")
-    library.import_conversations(chats()[2:])  # the next write adds it
+    library.import_conversations(chats()[2:])
     with sqlite3.connect(home / FILE) as db:
         for where in ("", " WHERE project IN ('homelab', 'Homelab')", " WHERE updated > 0 AND updated < 9e18"):
             rows = db.execute(f"EXPLAIN QUERY PLAN SELECT updated, id FROM chats{where}")
             plan = " ".join(str(row[-1]) for row in rows)
             assert "COVERING INDEX chats_timeline" in plan, plan
     assert_same(home, library)
+
+
+def test_a_page_by_time_read_from_the_index_is_the_page_the_whole_timeline_gives(tmp_path: Path) -> None:
+    from storage.filters import Filters
+    from storage.recent import page_by_time
+
+    home = tmp_path / "store"
+    library = open_library(home)
+    library.import_conversations(chats())
+    filters = [
+        Filters(),
+        Filters(project=("homelab", "Homelab")),
+        Filters(after=datetime(2025, 1, 2, tzinfo=UTC)),
+        Filters(before=datetime(2025, 1, 4, 9, tzinfo=UTC)),
+        Filters(source="claude"),
+        Filters(after=datetime(2031, 1, 1, tzinfo=UTC)),
+    ]
+    with Catalog.read(home) as catalog:
+        assert catalog is not None
+        for where in filters:
+            for n in range(1, 7):
+                for order in ORDERS:
+                    whole = page_by_time(catalog.timeline(where), n, order)
+                    assert catalog.time_page(where, n, order) == whole, (where, n, order)

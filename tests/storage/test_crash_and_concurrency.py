@@ -40,16 +40,19 @@ def assert_consistent(library: Library) -> None:
     store = library.store
     conversation_ids = store.conversations.search().select(["id"]).limit(None).to_arrow().column("id").to_pylist()
     assert not [k for k, n in Counter(conversation_ids).items() if n > 1], "duplicate conversations"
-    message_keys = store.messages.search().select(["key"]).limit(None).to_arrow().column("key").to_pylist()
-    assert len(message_keys) == len(set(message_keys)), "duplicate messages"
-    chunk_ids = store.chunks.search().select(["id"]).limit(None).to_arrow().column("id").to_pylist()
+    chunks = store.chunks.search().select(["id", "conversation_id", "version"]).limit(None).to_arrow().to_pylist()
+    chunk_ids = [row["id"] for row in chunks]
     assert len(chunk_ids) == len(set(chunk_ids)), "duplicate chunks"
-    metas = store.metas(conversation_ids)
-    message_versions, chunk_versions = store.derived_versions(conversation_ids)
+    chunk_versions: dict[str, set[str]] = {}
+    for row in chunks:
+        chunk_versions.setdefault(row["conversation_id"], set()).add(row["version"])
+    truth = store.versions(conversation_ids)
+    metas = store.metas(conversation_ids)  # the read model
+    assert set(metas) == set(conversation_ids), "the catalog out of step"
     for cid, meta in metas.items():
-        assert message_versions.get(cid, set()) == {meta.version}, f"{cid}: messages out of step"
+        assert meta.version == truth[cid], f"{cid}: the catalog out of step"
         assert chunk_versions.get(cid, set()) == {meta.version}, f"{cid}: chunks out of step"
-    assert sum(m.message_count for m in metas.values()) == len(message_keys)
+        assert len(library.get(cid).messages) == meta.message_count
     assert library.keywords.doc_count() == len(chunk_ids)
     assert not library.lock.pending()
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from storage.catalog import Catalog
 from storage.embedder import HashEmbedder
 from storage.errors import StoreTooNew
 from storage.library import STORE_FORMAT, Library
@@ -15,15 +16,21 @@ from tests.storage.helpers import CHATS_FOR_FORMAT as CHATS
 from tests.storage.helpers import older_store, set_format, stored_format
 
 
+@pytest.mark.parametrize("version", [2, 3])
 def test_an_older_store_is_rebuilt_from_its_conversations_once_and_says_so(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, version: int
 ) -> None:
     home = tmp_path / "store"
-    older_store(home)
+    older_store(home, version)
     with caplog.at_level(logging.WARNING):
         library = Library.open(home, embedder=HashEmbedder())
-    assert f"migrating the store in {home} from format {STORE_FORMAT - 1} to {STORE_FORMAT}" in caplog.text
+    assert f"migrating the store in {home} from format {version} to {STORE_FORMAT}" in caplog.text
     assert stored_format(home) == STORE_FORMAT
+    assert set(library.store._db.list_tables().tables) == {"conversations", "chunks"}  # no second copy
+    assert "text" not in library.store.chunks.schema.names  # nor a third
+    with Catalog.read(home) as catalog:  # rebuilt in this format, and current
+        assert catalog is not None
+        assert catalog.stats().messages == library.stats().messages == 4
     assert [chat.uri for chat in library.search("sourdough acetone", mode="keyword").chats] == ["bread"]
     assert library.search("nginx in front of Jellyfin").chats[0].uri == "nginx"
     assert library.stats().conversations == 2

@@ -8,9 +8,10 @@ keyword index find the passages, this names and quotes them), so no read needs L
 
 It is derived state like the keyword index and the vector matrix, rebuilt from the conversations
 table whenever it is missing or of another format. The writer brings it in step while it still holds
-the write lock, after the tables it reflects have committed (`refresh`), and records which version of
-each LanceDB table it reflects (the newest manifest in each table's `_versions/`): `needs_repair`
-and every reader (`open_current`) tell from those whether a write was left unfinished. A reader during a write sees the chats as the last finished write left them.
+the write lock, after the tables it reflects have committed (`refresh`), and records which version
+of each LanceDB table it reflects (the newest manifest in each table's `_versions/`): `needs_repair`
+and every reader (`open_current`) tell from those whether a write was left unfinished. A reader
+during a write sees the chats as the last finished write left them.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def connect(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=5, isolation_level=None)
 
 
-def recorded_stamps(connection: sqlite3.Connection) -> dict[str, Stamp]:
+def _stamps_in(connection: sqlite3.Connection) -> dict[str, Stamp]:
     rows = connection.execute("SELECT name, version, mtime_ns, size FROM stamps").fetchall()
     return {str(name): (int(a), int(b), int(c)) for name, a, b, c in rows}
 
@@ -156,7 +157,7 @@ def open_current(home: Path) -> sqlite3.Connection | None:
         return None
     try:
         connection.execute("BEGIN")
-        stamps = recorded_stamps(connection)
+        stamps = _stamps_in(connection)
         tables = {t: stamps[t] for t in TABLES if t in stamps}
         fresh = state(connection).get("format") == FORMAT and tables == table_stamps(home / "lancedb")
     except (sqlite3.Error, ValueError, TypeError):
@@ -300,7 +301,9 @@ class Catalog:
         """How many chats (not in `excluding`) have each value of `column` (`project` or `source`),
         in value order (`stats` lists ties so)."""
         if not excluding:
-            rows = self._db.execute("SELECT value, count FROM column_counts WHERE kind = ? ORDER BY position", (column,))
+            rows = self._db.execute(
+                "SELECT value, count FROM column_counts WHERE kind = ? ORDER BY position", (column,)
+            )
             return {str(value): int(count) for value, count in rows}
         counts = _column_counts(self._db, column)
         for batch in self._batches(sorted(excluding)):
@@ -492,7 +495,7 @@ def recorded_stamps(home: Path) -> dict[str, Stamp] | None:
         with closing(connect(home / FILE)) as connection:
             if state(connection).get("format") != FORMAT:
                 return None
-            return recorded_stamps(connection)
+            return _stamps_in(connection)
     except (sqlite3.Error, ValueError, TypeError):
         return None
 

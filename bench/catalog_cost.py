@@ -23,7 +23,7 @@ REBUILD = """
 import sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from storage import catalog
+from storage.stores import catalog
 from storage.library import Library
 home = Path({home!r})
 library = Library.open(home, load_model=False, heal=False)

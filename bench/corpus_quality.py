@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.embed_cache import CachingEmbedder
 from importers.registry import read
 from storage.chunking import WINDOW_VECTORS, ChunkOptions
-from storage.embedder import FastEmbedder
+from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 from storage.search import PLAIN_RRF, SHIPPED, Fusion
 

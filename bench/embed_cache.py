@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from storage.embedder import Embedder, Vectors
+from storage.embedding.embedder import Embedder, Vectors
 
 DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache" / "embeddings.sqlite"
 # Misses are embedded and committed in batches, so memory stays bounded and an interrupted run keeps

@@ -25,7 +25,7 @@ import numpy as np
 
 from bench.perf_corpus import CorpusWriter
 from storage.chunking import chunk_conversation
-from storage.embedder import DEFAULT_MODEL
+from storage.embedding.embedder import DEFAULT_MODEL
 
 
 def corpus_texts(messages: int, seed: int = 12) -> list[str]:

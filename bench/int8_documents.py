@@ -6,10 +6,10 @@
 
 The texts are the passages and windows `storage.chunking` makes of `bench.perf_corpus` chats (what an
 import embeds). Each variant is quantised from the installed float32 model into a temporary folder with
-`storage.int8_model.quantize` (per-channel int8 weights, dynamic uint8 activations): `shipped` keeps
-`storage.int8_model.KEEP_FLOAT`'s nodes in float32, `all` quantises every MatMul with a constant weight,
+`storage.embedding.int8_model.quantize` (per-channel int8 weights, dynamic uint8 activations): `shipped` keeps
+`storage.embedding.int8_model.KEEP_FLOAT`'s nodes in float32, `all` quantises every MatMul with a constant weight,
 `ffn-out-3` keeps only the first three layers' feed-forward outputs. Every configuration embeds the
-same texts through fastembed (`storage.int8_model.DocumentSessions`), interleaved repeat by repeat; it
+same texts through fastembed (`storage.embedding.int8_model.DocumentSessions`), interleaved repeat by repeat; it
 prints CPU seconds (this shared machine's wall time swings with its load) and each row's cosine to the
 float32 model's row at batch 16 (the product's float32 path). `--sensitivity N` instead quantises one
 node at a time and prints, for each, the mean cosine loss on N texts: the measurement behind
@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from bench.embed_speed import corpus_texts
-from storage import int8_model
 from storage.defaults import DEFAULT_MODEL
-from storage.embedder import FastEmbedder
-from storage.model_files import describe, installed_path
+from storage.embedding import int8_model
+from storage.embedding.embedder import FastEmbedder
+from storage.embedding.model_files import describe, installed_path
 
 SHIPPED = list(int8_model.KEEP_FLOAT[DEFAULT_MODEL.lower()])
 

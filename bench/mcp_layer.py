@@ -60,7 +60,7 @@ from bench.perf_corpus import queries
 from server.app import build_server
 from server.settings import Settings
 from storage.library import Library
-from tools import common, read_page, recent_listing, topic_search
+from tools import common, conversation_search, read_chat, recent_chats
 from tools.outputs import ReadOutput, RecentOutput, SearchOutput
 
 OUTPUTS: dict[str, type[BaseModel]] = {
@@ -186,12 +186,12 @@ def run(home: Path, count: int, rounds: int, profile: bool, only_schemas: bool =
     uris = [hit.uri for hit in library.recent(n=10).chats]
     calls: list[tuple[str, dict[str, Any], Callable[[], object]]] = []
     for q in qs:
-        search = functools.partial(topic_search.search, library, q, budget=budget)
+        search = functools.partial(conversation_search.search, library, q, budget=budget)
         calls.append(("conversation_search", {"query": q}, search))
     for n in (3, 10, 20):
-        calls.append(("recent_chats", {"n": n}, functools.partial(recent_listing.recent, library, n=n, budget=budget)))
+        calls.append(("recent_chats", {"n": n}, functools.partial(recent_chats.recent, library, n=n, budget=budget)))
     for uri in uris:
-        calls.append(("read_chat", {"uri": uri}, functools.partial(read_page.read, library, uri, budget=budget)))
+        calls.append(("read_chat", {"uri": uri}, functools.partial(read_chat.read, library, uri, budget=budget)))
     if only_schemas:
         contents: dict[str, list[Any]] = {}
         for tool, _, body in calls:

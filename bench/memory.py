@@ -24,7 +24,7 @@ MEASURE = """
 import resource, sys, time
 from pathlib import Path
 from importers import registry
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 started = time.monotonic()
 conversations, report = registry.read(Path(sys.argv[1]))

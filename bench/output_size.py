@@ -34,7 +34,7 @@ from server.settings import Settings
 from storage.library import Library
 from tools.conversation_search import search
 from tools.instructions import INSTRUCTIONS
-from tools.recent_listing import recent
+from tools.recent_chats import recent
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"

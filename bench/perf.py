@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from storage.embedder import DEFAULT_MODEL
+from storage.embedding.embedder import DEFAULT_MODEL
 
 
 def main(argv: list[str] | None = None) -> None:

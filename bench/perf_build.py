@@ -33,7 +33,7 @@ from bench.perf_corpus import CorpusWriter
 from bench.wrapped import WrappedEmbedder
 from server.settings import derived_models_dir
 from storage import ingest
-from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
+from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
 from storage.library import IngestProgress, Library
 
 HASH_BUCKETS = 8192
@@ -93,7 +93,7 @@ def make_embedder(vectors: str, model: str) -> Embedder:
     if vectors == "hash":
         return ClaimingHashEmbedder(model)
     cache = os.environ.get("FASTEMBED_CACHE_PATH")
-    # Documents through the int8 copy of the model where `pastchats import` uses one (`storage.int8_model`).
+    # Documents through the int8 copy of the model where `pastchats import` uses one (`storage.embedding.int8_model`).
     return FastEmbedder(model, Path(cache) if cache else None, derived_dir=derived_models_dir())
 
 

@@ -41,7 +41,7 @@ from bench import perf_spawn
 from bench.perf_corpus import CorpusWriter, queries
 from server.app import build_server
 from server.settings import Settings
-from storage.embedder import FastEmbedder
+from storage.embedding.embedder import FastEmbedder
 from storage.filters import Filters
 from storage.library import Library
 from storage.query import analyse

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from storage.filters import Filters
-from storage.vector_matrix import META_COLUMNS, VectorMatrix
+from storage.stores.vector_matrix import META_COLUMNS, VectorMatrix
 
 DIM = 384
 
@@ -45,7 +45,7 @@ def synthetic(rows: int, seed: int = 1) -> tuple[np.ndarray, pa.Table]:  # type:
             "updated_at": pa.array([start + timedelta(minutes=int(m)) for m in rng.integers(0, 1_500_000, rows)]),
         }
     )
-    # the message time that time filters select on (`storage.vector_matrix`, format 2): the chat's here
+    # the message time that time filters select on (`storage.stores.vector_matrix`, format 2): the chat's here
     return vectors, meta.append_column("at", meta.column("updated_at"))
 
 

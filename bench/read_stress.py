@@ -7,7 +7,7 @@ imports 20 new chats at a time (each import compacts the tables), then deletes e
 superseded more than `--grace-ms` ago; `--readers` processes, each with one `Library` shared by
 `--threads` threads as in the server, search, list and read until the time is up. Every exception a
 reader sees is counted and its first lines printed, and so is each read retried after losing a file
-(`storage.lance_store` on stderr). Hash vectors; a fresh store in a temporary folder.
+(`storage.stores.lance_store` on stderr). Hash vectors; a fresh store in a temporary folder.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.perf_corpus import CorpusWriter
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.errors import NotFound
 from storage.library import Library
 
@@ -66,7 +66,7 @@ def read_loop(library: Library, until: float, seed: int, errors: list[str], call
 
 def reader(home: Path, until: float, threads: int, number: int, out: Any) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    logging.getLogger("storage.lance_store").setLevel(logging.INFO)  # shows each read that was retried
+    logging.getLogger("storage.stores.lance_store").setLevel(logging.INFO)  # shows each read that was retried
     library = Library.open(home, embedder=HashEmbedder())
     errors: list[str] = []
     calls: list[int] = []

@@ -33,15 +33,16 @@ from mcp import Client, StdioServerParameters
 
 from bench import perf_spawn
 from bench.perf_corpus import queries
-from storage import chat_rows, vector_matrix
+from storage import chat_rows
 from storage.defaults import DEFAULT_MODEL
 from storage.library import Library
+from storage.stores import vector_matrix
 
 LOAD = """
 import json, sys, time
 started = time.perf_counter()
 from pathlib import Path
-from storage.embedder import FastEmbedder
+from storage.embedding.embedder import FastEmbedder
 if sys.argv[1] == "fastembed":
     FastEmbedder._load_direct = staticmethod(lambda name, cache: None)
 embedder = FastEmbedder(sys.argv[2], Path(sys.argv[3]))
@@ -139,7 +140,7 @@ def rescore(home: Path) -> dict[str, Any]:
 
 def against(home: Path, other: Path) -> dict[str, Any]:
     """The vector leg of 40 real searches (limits 600, as the engine asks, and 100), this code's
-    `Snapshot.top` against another checkout's (`other`/storage/vector_matrix.py) on the same mapped
+    `Snapshot.top` against another checkout's (`other`/storage/stores/vector_matrix.py) on the same mapped
     files, call by call in one process (the other's float16 map kept resident, as in its server)."""
     library = _open(home)
     library.search("warm up")

@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from storage.embedder import Embedder, FastEmbedder, HashEmbedder
+from storage.embedding.embedder import Embedder, FastEmbedder, HashEmbedder
 from storage.library import Library
 from storage.models import Conversation, Message
 

@@ -25,7 +25,7 @@ from bench.quality.cli import LME_FILE
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.retrieve import ImportTiming, fresh_store
 from storage.chunking import WINDOW_VECTORS, ChunkOptions
-from storage.embedder import FastEmbedder
+from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 
 ROOT = Path(__file__).resolve().parents[1]

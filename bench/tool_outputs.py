@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from bench.perf_corpus import queries
 from storage.errors import PastchatsError
 from storage.library import Library
-from tools import conversation_search, read_page, recent_listing
+from tools import conversation_search, read_chat, recent_chats
 
 
 def calls(library: Library, count: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -70,9 +70,9 @@ def _run(library: Library, tool: str, arguments: dict[str, Any]) -> tuple[str, A
     if tool == "conversation_search":
         output, text = conversation_search.search(library, **arguments)
     elif tool == "recent_chats":
-        output, text = recent_listing.recent(library, **arguments)
+        output, text = recent_chats.recent(library, **arguments)
     else:
-        output, text = read_page.read(library, **arguments)
+        output, text = read_chat.read(library, **arguments)
     return text, output.model_dump(mode="json")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from storage.embedder import Embedder, Vectors
+from storage.embedding.embedder import Embedder, Vectors
 
 
 class WrappedEmbedder:

@@ -49,7 +49,7 @@ def switch_model(settings: Settings, name: str) -> None:
     """`model use NAME`: re-embed every passage with the new model, with progress."""
     from server.cli.common import opened
     from server.settings import derived_models_dir
-    from storage.embedder import EmbedderUnavailable, FastEmbedder
+    from storage.embedding.embedder import EmbedderUnavailable, FastEmbedder
     from storage.library import StoreError
 
     try:

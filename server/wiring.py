@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from importers.sources.privacy import Exclusions
     from importers.sources.sync import Syncer
     from server.settings import Settings
-    from storage.embedder import Embedder
+    from storage.embedding.embedder import Embedder
     from storage.library import Library
 
 log = logging.getLogger("pastchats.server")
@@ -49,7 +49,7 @@ class ModelLoad:
         self._thread.start()
 
     def _load(self) -> None:
-        from storage.embedder import EmbedderUnavailable, FastEmbedder
+        from storage.embedding.embedder import EmbedderUnavailable, FastEmbedder
 
         try:
             self.embedder = FastEmbedder(self._name, self._cache)
@@ -73,7 +73,7 @@ def open_for_serving(settings: Settings) -> Library:
     write, another model's vectors, a derived file out of step); otherwise reads come from the derived
     files and the change log, and LanceDB is imported on first need (a changed chat, a write).
     """
-    from storage.embedder import FastEmbedder
+    from storage.embedding.embedder import FastEmbedder
     from storage.library import Library
 
     model = ModelLoad(settings.model_name(), settings.model_cache)

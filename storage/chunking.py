@@ -18,7 +18,7 @@ MAX_EMBEDDED_PASSAGES = 64
 _SENTENCE_END = re.compile(r"[.!?:;]$|\n$")
 
 # The embed key of a passage that gets no vector: it is stored and keyword-indexed, and left out of the
-# vector leg (`storage.lance_store.VECTOR_ROWS`).
+# vector leg (`storage.stores.lance_store.VECTOR_ROWS`).
 NO_EMBEDDING = ""
 # Acknowledgements carry nothing a question could be about; embedding them costs model time and adds
 # near-duplicate vectors that crowd real answers. A message made only of these words (at most

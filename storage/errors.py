@@ -13,7 +13,7 @@ one short line. Each error is translated exactly once per surface: to an MCP `To
     │   ├── UnknownMessage             storage.errors: read_chat's `around` names no message
     │   └── UnknownProject             storage.errors: a project filter that names no project
     ├── EmbedderUnavailable            storage.errors: the embedding model cannot load (keyword-only)
-    ├── ModelError                     storage.model_files: a model cannot be found, installed or loaded
+    ├── ModelError                     storage.embedding.model_files: a model cannot be found, installed or loaded
     ├── SourceError                    storage.errors: a source cannot be read at all (missing, unknown format)
     ├── Unusable                       importers._common: one conversation cannot be imported (becomes a skip)
     ├── BrokenJson                     importers._json: JSON stopped parsing part way (what came before is kept)

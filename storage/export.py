@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     ExportFormat = Literal["jsonl", "json"]
 
     class Conversations(Protocol):
-        """A `Library`, or the catalog (`storage.catalog`) when it reflects the store: `export` then runs
+        """A `Library`, or the catalog (`storage.stores.catalog`) when it reflects the store: `export` then runs
         without opening LanceDB."""
 
         def iter_conversations(

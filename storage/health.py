@@ -32,9 +32,9 @@ def inspect(home: Path) -> StoreHealth:
     home = home.expanduser()
     if not (home / "lancedb").is_dir():
         return StoreHealth(home=home, exists=False)
-    from storage.keyword_index import KeywordIndex
-    from storage.lance_store import LanceStore
     from storage.locks import WriteLock
+    from storage.stores.keyword_index import KeywordIndex
+    from storage.stores.lance_store import LanceStore
 
     try:
         meta = json.loads((home / "store.json").read_text(encoding="utf-8"))

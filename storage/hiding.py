@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from storage.catalog import Catalog
 from storage.filters import Filters
 from storage.hits import ConversationMeta
 from storage.models import Message
 from storage.recent import page_by_time
+from storage.stores.catalog import Catalog
 
 
 class Hiding:

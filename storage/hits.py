@@ -1,6 +1,6 @@
 """A chat as results show it, built from its stored metadata: shared by search, `recent` and the catalog.
 
-Free of LanceDB on purpose: `stats` and `recent` answer from the catalog (`storage.catalog`) without
+Free of LanceDB on purpose: `stats` and `recent` answer from the catalog (`storage.stores.catalog`) without
 importing it.
 """
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation
-from storage.embedder import Embedder, Vectors
-from storage.keyword_index import KeywordIndex
-from storage.lance_store import LanceStore, unit_time
+from storage.embedding.embedder import Embedder, Vectors
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.quarantine import DATA_ERRORS, Quarantine, record_from_row
+from storage.stores.keyword_index import KeywordIndex
+from storage.stores.lance_store import LanceStore, unit_time
 from storage.times import naive_utc
 
 log = logging.getLogger(__name__)

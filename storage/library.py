@@ -3,9 +3,9 @@
 Everything above storage (the CLI, the MCP tools, the benchmarks) goes through `Library`.
 
 Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (Tantivy, derived),
-`vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.vector_matrix`),
+`vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.stores.vector_matrix`),
 `catalog.sqlite` (every chat's metadata and messages: what every read shows, derived, read without
-LanceDB: `storage.catalog`),
+LanceDB: `storage.stores.catalog`),
 `store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`.
 """
 
@@ -23,9 +23,9 @@ from typing import Literal
 
 import pyarrow as pa
 
-from storage import catalog, idle_release, reading
+from storage import idle_release, reading
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
-from storage.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
+from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
     EmbedderUnavailable,
     NotFound,
@@ -38,14 +38,15 @@ from storage.filters import Filters
 from storage.hiding import Hiding
 from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.journal import DeletedWatch
-from storage.keyword_index import KeywordIndex
-from storage.lance_store import LanceStore
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.recent import StoreStats, project_spellings, recent_page, store_stats
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.store_meta import STORE_FORMAT, read_meta, refuse_newer
+from storage.stores import catalog
+from storage.stores.keyword_index import KeywordIndex
+from storage.stores.lance_store import LanceStore
 
 ModelLoader = Callable[[str], Embedder]
 
@@ -291,7 +292,7 @@ class Library:
 
     @contextmanager
     def _writing(self, timeout: float) -> Iterator[None]:
-        """Hold the write lock; before letting go, bring the catalog (`storage.catalog`) in step with
+        """Hold the write lock; before letting go, bring the catalog (`storage.stores.catalog`) in step with
         what was written: the chats this hold named in the journal and any a crashed writer left
         there, or every chat when the catalog did not reflect the store to begin with."""
         with self.lock.hold(timeout=timeout):

@@ -1,5 +1,5 @@
 """`read_chat` over any source of chat rows: the store (`Library.read_chat`, the `read_chat` tool) and
-the catalog (`storage.catalog`: `pastchats read` without opening LanceDB). Tests compare the two
+the catalog (`storage.stores.catalog`: `pastchats read` without opening LanceDB). Tests compare the two
 sources on the same stores and arguments.
 
 The paging rules (which chat a uri names, which message `around` names, where a page starts) are

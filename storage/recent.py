@@ -1,5 +1,5 @@
 """Time recall and store totals: pages of chats by `updated_at`, the preview shown for each, and
-`stats`. Written against `ChatSource`: the catalog (`storage.catalog`), or the catalog less the
+`stats`. Written against `ChatSource`: the catalog (`storage.stores.catalog`), or the catalog less the
 chats a delete committed to (`storage.hiding`)."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def preview_spans(message_count: int) -> list[tuple[int, int]]:
 
 
 class ChatSource(Protocol):
-    """The reads `recent` and `stats` need (`storage.catalog.Catalog`, `storage.hiding.Hiding`)."""
+    """The reads `recent` and `stats` need (`storage.stores.catalog.Catalog`, `storage.hiding.Hiding`)."""
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]: ...
     def time_page(

@@ -10,7 +10,7 @@ from storage.errors import StoreTooNew
 
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
 # 3: exchange windows beside the messages (`storage.units`).
-# 4: no LanceDB messages table: the catalog (`storage.catalog`) holds what readers show of each chat.
+# 4: no LanceDB messages table: the catalog (`storage.stores.catalog`) holds what readers show of each chat.
 STORE_FORMAT = 4
 
 

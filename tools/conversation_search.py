@@ -1,22 +1,104 @@
 """conversation_search: topic recall over every imported chat (Claude.ai's tool of the same name)."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the tool's signature is read by the MCP SDK when
+# `register` runs, and the SDK's names are imported there.
 from datetime import datetime
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
 from pydantic import Field
 
-from tools import topic_search
-from tools.common import READ_ONLY, LibraryProvider, run_tool, tool_result
+from storage.times import iso_z
+from tools.arguments import ArgumentError, blank_to_none, window
+from tools.errors import require_chats
 from tools.outputs import SearchOutput
+from tools.render import LineMemo, chat_block, document, quoted
+from tools.search_budget import fit_search
 
-NAME = topic_search.NAME  # the tool's behaviour lives there, free of the MCP SDK (for the CLI and the stdio front)
-MAX_QUERY_CHARS = topic_search.MAX_QUERY_CHARS
-render = topic_search.render
-search = topic_search.search
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from storage.library import Library
+    from tools.common import LibraryProvider
+
+NAME = "conversation_search"
+MAX_QUERY_CHARS = 1000
+
+
+def _lead(output: SearchOutput) -> str | None:
+    query = quoted(output.query[:200])
+    if not output.chats:
+        return (
+            f"No past chats matched {query}. Try 2-3 other wordings: names, identifiers or technical terms "
+            "the original chat would have used. For chats from a certain time, use recent_chats."
+        )
+    if not any(hit.strength == "strong" for hit in output.chats):
+        return (
+            f"No strong match for {query}: the chats below share only common words or a loose topic with it "
+            "and may be unrelated. Reword with words the original chat would have used, try recent_chats if "
+            "you know when it was, or ask the user."
+        )
+    return None
+
+
+def render(output: SearchOutput, memo: LineMemo | None = None) -> str:
+    blocks = [chat_block(hit, [m.messages for m in hit.matches], memo) for hit in output.chats]
+    return document(blocks, output.notes, lead=_lead(output))
+
+
+def _filters_note(
+    library: "Library", query: str, project: str | None, after: datetime | None, before: datetime | None
+) -> str | None:
+    """Why an empty filtered result is empty: how much the filters left out."""
+    if project is None and after is None and before is None:
+        return None
+    unfiltered = library.search(query, max_results=1)
+    if not unfiltered.chats:
+        return None
+    parts = (
+        ([f"in project {quoted(project)}"] if project else [])
+        + ([f"after {iso_z(after)}"] if after else [])
+        + ([f"before {iso_z(before)}"] if before else [])
+    )
+    return (
+        f"Nothing matched {' and '.join(parts)}, but {unfiltered.matching_chats} chat(s) match without these "
+        "filters: widen the time window, or drop project."
+    )
+
+
+def search(
+    library: "Library",
+    query: str,
+    *,
+    max_results: int = 5,
+    project: str | None = None,
+    after: datetime | None = None,
+    before: datetime | None = None,
+    budget: int = 12_000,
+) -> tuple[SearchOutput, str]:
+    """The tool's whole behaviour, without MCP: shared by the server and the CLI."""
+    cleaned = " ".join(query.split())
+    if not cleaned:
+        raise ArgumentError(  # the tool layer turns it into a ToolError of these words
+            "The query is empty. Pass a few words from the chat you are looking for (names, identifiers, "
+            "technical terms); to list chats by time, use recent_chats."
+        )
+    notes: list[str] = []
+    if len(cleaned) > MAX_QUERY_CHARS:
+        cleaned = cleaned[:MAX_QUERY_CHARS]
+        notes.append(
+            f"The query was cut to its first {MAX_QUERY_CHARS} characters; "
+            "a few distinctive words work better than a passage."
+        )
+    after, before = window(after, before)
+    project = blank_to_none(project)
+    result = library.search(cleaned, max_results=max_results, project=project, after=after, before=before)
+    if not result.chats:
+        require_chats(library)
+        if note := _filters_note(library, cleaned, project, after, before):
+            notes.append(note)
+    result = result.model_copy(update={"notes": notes + result.notes})
+    return fit_search(result, budget, render, max_results)
+
 
 DESCRIPTION = """\
 Search the user's past chats (imported from Claude, ChatGPT, coding assistants...) by topic.
@@ -55,7 +137,13 @@ Before = Annotated[
 ]
 
 
-def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> None:
+def register(server: "MCPServer[Any]", library: "LibraryProvider", budget: int) -> None:
+    """Add the tool to the server. The MCP SDK is imported here, not with the module: the CLI runs
+    `search` without it."""
+    from mcp.types import CallToolResult
+
+    from tools.common import READ_ONLY, run_tool, tool_result
+
     @server.tool(name=NAME, title="Search past chats", description=DESCRIPTION, annotations=READ_ONLY)
     async def conversation_search(
         query: Query,
@@ -67,7 +155,7 @@ def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> N
         lib = await library()
         output, text = await run_tool(
             NAME,
-            topic_search.search,
+            search,
             lib,
             query,
             max_results=max_results,

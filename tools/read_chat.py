@@ -1,18 +1,49 @@
 """read_chat: a conversation's messages in pages, for when a snippet is not enough."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the tool's signature is read by the MCP SDK when
+# `register` runs, and the SDK's names are imported there.
+from typing import TYPE_CHECKING, Annotated, Any
 
-from typing import Annotated, Any
-
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
 from pydantic import Field
 
-from tools import read_page
-from tools.common import READ_ONLY, LibraryProvider, run_tool, tool_result
+from tools.arguments import ArgumentError, blank_to_none
+from tools.budget import fit_page
 from tools.outputs import ReadOutput
+from tools.render import chat_block, document
 
-NAME = read_page.NAME  # the tool's behaviour lives there, free of the MCP SDK (for the CLI)
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from storage.library import Library
+    from tools.common import LibraryProvider
+
+NAME = "read_chat"
+
+
+def render(output: ReadOutput) -> str:
+    return document([chat_block(output.chat, [output.messages])], output.notes)
+
+
+def read(
+    library: "Library",
+    uri: str,
+    *,
+    offset: int = 0,
+    limit: int = 40,
+    around: int | str | None = None,
+    budget: int = 12_000,
+) -> tuple[ReadOutput, str]:
+    """The tool's whole behaviour, without MCP: shared by the server and the CLI."""
+    uri = uri.strip()
+    if not uri:
+        raise ArgumentError(
+            "uri is empty. Pass the uri of a chat, as a conversation_search or recent_chats result shows it."
+        )
+    if isinstance(around, str):
+        around = blank_to_none(around)
+    page = library.read_chat(uri, offset=offset, limit=limit, around=around)
+    return fit_page(page, budget, limit, render)
+
 
 DESCRIPTION = """\
 Read one past chat's messages in order, a page at a time: use it when a conversation_search or \
@@ -32,7 +63,13 @@ Around = Annotated[
 ]
 
 
-def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> None:
+def register(server: "MCPServer[Any]", library: "LibraryProvider", budget: int) -> None:
+    """Add the tool to the server. The MCP SDK is imported here, not with the module: the CLI runs
+    `read` without it."""
+    from mcp.types import CallToolResult
+
+    from tools.common import READ_ONLY, run_tool, tool_result
+
     @server.tool(name=NAME, title="Read a past chat", description=DESCRIPTION, annotations=READ_ONLY)
     async def read_chat(
         uri: Uri,
@@ -41,7 +78,5 @@ def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> N
         around: Around = None,
     ) -> Annotated[CallToolResult, ReadOutput]:
         lib = await library()
-        output, text = await run_tool(
-            NAME, read_page.read, lib, uri, offset=offset, limit=limit, around=around, budget=budget
-        )
+        output, text = await run_tool(NAME, read, lib, uri, offset=offset, limit=limit, around=around, budget=budget)
         return tool_result(output, text)

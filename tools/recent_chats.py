@@ -1,19 +1,55 @@
 """recent_chats: time recall, a page of chats by last update (Claude.ai's tool of the same name)."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the tool's signature is read by the MCP SDK when
+# `register` runs, and the SDK's names are imported there.
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
-from mcp.types import CallToolResult
 from pydantic import Field
 
-from tools import recent_listing
-from tools.common import READ_ONLY, LibraryProvider, run_tool, tool_result
+from tools.arguments import blank_to_none, window
+from tools.budget import fit_recent
+from tools.errors import require_chats
 from tools.outputs import RecentOutput
+from tools.render import chat_block, document
 
-NAME = recent_listing.NAME  # the tool's behaviour lives there, free of the MCP SDK (for the CLI)
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from storage.recent import RecentSource
+    from tools.common import LibraryProvider
+
+NAME = "recent_chats"
+
+
+def render(output: RecentOutput) -> str:
+    if not output.chats:
+        lead = (
+            "No chats in that time window (when paging: this was the last page). Widen it, or drop the project filter."
+        )
+        return document([lead], output.notes)
+    blocks = [chat_block(hit, [m.messages for m in hit.matches]) for hit in output.chats]
+    return document(blocks, output.notes)
+
+
+def recent(
+    library: "RecentSource",
+    *,
+    n: int = 3,
+    sort_order: Literal["asc", "desc"] = "desc",
+    before: datetime | None = None,
+    after: datetime | None = None,
+    project: str | None = None,
+    budget: int = 12_000,
+) -> tuple[RecentOutput, str]:
+    """The tool's whole behaviour, without MCP: shared by the server and the CLI."""
+    after, before = window(after, before)
+    project = blank_to_none(project)
+    result = library.recent(n=n, sort_order=sort_order, before=before, after=after, project=project)
+    if not result.chats:
+        require_chats(library)
+    return fit_recent(result, budget, render)
+
 
 DESCRIPTION = """\
 List the user's past chats by time, newest first (sort_order='asc' for oldest first).
@@ -41,7 +77,13 @@ After = Annotated[
 Project = Annotated[str | None, Field(description="Only chats in this project or workspace (any case).")]
 
 
-def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> None:
+def register(server: "MCPServer[Any]", library: "LibraryProvider", budget: int) -> None:
+    """Add the tool to the server. The MCP SDK is imported here, not with the module: the CLI runs
+    `recent` without it."""
+    from mcp.types import CallToolResult
+
+    from tools.common import READ_ONLY, run_tool, tool_result
+
     @server.tool(name=NAME, title="Recent past chats", description=DESCRIPTION, annotations=READ_ONLY)
     async def recent_chats(
         n: N = 3,
@@ -53,7 +95,7 @@ def register(server: MCPServer[Any], library: LibraryProvider, budget: int) -> N
         lib = await library()
         output, text = await run_tool(
             NAME,
-            recent_listing.recent,
+            recent,
             lib,
             n=n,
             sort_order=sort_order,

@@ -31,7 +31,7 @@ from bench.quality.longmemeval import load_longmemeval
 from bench.quality.metrics import dcg, expand_units
 from bench.quality.run_longmemeval import score_question as score_lme
 from storage.chunking import ChunkOptions
-from storage.embedder import FastEmbedder
+from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 from storage.models import Conversation
 

@@ -22,7 +22,7 @@ from bench.quality.run_locomo import run_locomo
 from bench.quality.run_longmemeval import run_variant
 from bench.quality.warm import all_conversations, warm
 from storage.chunking import DEFAULT_OPTIONS, WINDOW_VECTORS, ChunkOptions
-from storage.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder, HashEmbedder
+from storage.embedding.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder, HashEmbedder
 from storage.library import Library
 
 REPO = Path(__file__).resolve().parents[2]

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from server.settings import Settings
-    from storage.catalog import Catalog
     from storage.library import Library
     from storage.recent import RecentSource
+    from storage.stores.catalog import Catalog
 
 T = TypeVar("T")
 
@@ -78,7 +78,7 @@ def catalog_or_library(settings: Settings, stack: ExitStack, model: str | None =
     """What `stats`, `recent`, `read` and `export` read: the catalog when it reflects the store as it
     is, else the store itself, opened without the model (which also rebuilds the catalog). `model`:
     the configured model, which `stats` names."""
-    from storage.catalog import Catalog
+    from storage.stores.catalog import Catalog
 
     catalog = stack.enter_context(Catalog.read(settings.home.expanduser(), model or ""))
     return catalog if catalog is not None else stack.enter_context(opened(settings, model=False))
@@ -151,9 +151,9 @@ def recent_text(
     as_json: bool,
 ) -> str:
     """The recent_chats tool's answer, run as the server runs it (errors raise as the tool's)."""
-    from tools import recent_listing
+    from tools import recent_chats
 
-    output, text = recent_listing.recent(
+    output, text = recent_chats.recent(
         source, n=n, sort_order=sort_order, before=before, after=after, project=project, budget=budget
     )
     return output.model_dump_json(indent=2) if as_json else text

@@ -13,13 +13,13 @@ from server.cli.common import make_settings
 
 if TYPE_CHECKING:
     from server.settings import Settings
-    from storage.model_files import ModelInfo
+    from storage.embedding.model_files import ModelInfo
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
 
 def _describe(name: str) -> ModelInfo:
-    from storage.model_files import ModelError, describe
+    from storage.embedding.model_files import ModelError, describe
 
     try:
         return describe(name)
@@ -29,7 +29,8 @@ def _describe(name: str) -> ModelInfo:
 
 def model_report(settings: Settings, *, load: bool = True) -> dict[str, Any]:
     """Which model the store uses, where it is looked for, whether it is installed and loads."""
-    from storage.model_files import ModelError, installed_path, verify
+    from storage.embedding.embedder import verify
+    from storage.embedding.model_files import ModelError, installed_path
     from storage.store_meta import store_model
 
     name = settings.model_name()
@@ -88,7 +89,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def list_(ctx: click.Context, as_json: bool) -> None:
     """fastembed's text-embedding models, their sizes, and which are installed."""
-    from storage.model_files import catalogue_rows
+    from storage.embedding.model_files import catalogue_rows
 
     settings = make_settings(ctx)
     current = settings.model_name()
@@ -111,7 +112,8 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> str:
     """Install (or find installed) and verify; a line saying what happened. Raises ClickException."""
     from server.settings import derived_models_dir
-    from storage.model_files import ModelError, download, install_from, installed_path, prepare_documents_model, verify
+    from storage.embedding.embedder import prepare_documents_model, verify
+    from storage.embedding.model_files import ModelError, download, install_from, installed_path
 
     cache = settings.model_cache
     try:
@@ -128,7 +130,7 @@ def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> s
             click.echo(f"Downloading {info.name} (about {info.size_gb * 1000:.0f} MB) into {cache}...", err=True)
             download(info, cache)
         dim = verify(info.name, cache)
-        # Documents are embedded with an int8 copy derived from the model here (`storage.int8_model`):
+        # Documents are embedded with an int8 copy derived from the model here (`storage.embedding.int8_model`):
         # made now, so that the first import does not wait for it.
         prepare_documents_model(info.name, cache, derived_models_dir())
     except ModelError as exc:
@@ -163,7 +165,7 @@ def install(ctx: click.Context, name: str | None, source: Path | None) -> None:
 def use(ctx: click.Context, name: str, source: Path | None) -> None:
     """Switch the store to another model (installing it first if needed) and re-embed every passage."""
     from server.embedding import embed_awaiting, switch_model
-    from storage.model_files import installed_path
+    from storage.embedding.model_files import installed_path
     from storage.store_meta import store_model
 
     settings = make_settings(ctx)

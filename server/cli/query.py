@@ -43,13 +43,13 @@ def search(
     as_json: bool,
 ) -> None:
     """Search past chats by topic: what the conversation_search tool answers."""
-    from tools import topic_search
+    from tools import conversation_search
 
     settings = make_settings(ctx)
     with opened(settings) as library:
         output, text = as_tool(
-            topic_search.NAME,
-            lambda: topic_search.search(
+            conversation_search.NAME,
+            lambda: conversation_search.search(
                 library,
                 query,
                 max_results=max_results,
@@ -80,7 +80,7 @@ def recent(
     as_json: bool,
 ) -> None:
     """List past chats by time: what the recent_chats tool answers."""
-    from tools.recent_listing import NAME
+    from tools.recent_chats import NAME
 
     settings = make_settings(ctx)
     with ExitStack() as stack:
@@ -110,15 +110,15 @@ def recent(
 @click.pass_context
 def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
     """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
-    from tools import read_page
+    from tools import read_chat
 
     settings = make_settings(ctx)
     with ExitStack() as stack:
         # The catalog answers read_chat as the library does (`storage.reading`).
         library = cast("Library", catalog_or_library(settings, stack))
         output, text = as_tool(
-            read_page.NAME,
-            lambda: read_page.read(
+            read_chat.NAME,
+            lambda: read_chat.read(
                 library, uri, offset=offset, limit=limit, around=around, budget=settings.output_budget_chars
             ),
         )

@@ -13,19 +13,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import get_args
 
-from storage.embedder import Embedder
+from storage.embedding.embedder import Embedder
 from storage.evidence import ChatEvidence, Strength, TermWeights, strongest_first
 from storage.filters import Filters
 from storage.hits import ConversationMeta, chat_hit
-from storage.keyword_index import KeywordIndex
-from storage.lance_store import LanceStore, UnitHit
 from storage.query import AnalysedQuery, analyse
 from storage.results import ChatHit, SearchMode, SearchResult
 from storage.search import shown
 from storage.search.fusion import SHIPPED, Fused, Fusion, chat_boost, rrf, window_boost
 from storage.search.legs import LEG_DEPTH, VECTOR_OVERFETCH, Legs, keyword_leg, member_window_leg, vector_leg
 from storage.search.shown import RankedUnit
-from storage.vector_matrix import SCAN_THREADS
+from storage.stores.keyword_index import KeywordIndex
+from storage.stores.lance_store import LanceStore, UnitHit
+from storage.stores.vector_matrix import SCAN_THREADS
 
 SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
 NO_FILTERS = Filters()

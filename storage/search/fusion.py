@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import NamedTuple
 
-from storage.lance_store import UnitHit
+from storage.stores.lance_store import UnitHit
 from storage.units import message_chunk_id
 
 SCORE = itemgetter(1)  # of a (chunk id, score) pair: the sort key of every fused list (a lambda's calls cost more)

@@ -16,10 +16,10 @@ from typing import Any
 from storage.chunking import ChunkOptions
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor
 from storage.filters import Filters
-from storage.keyword_index import KeywordIndex
-from storage.lance_store import UnitHit
 from storage.query import AnalysedQuery
 from storage.search.fusion import WINDOW_SIMILARITY_POWER, WINDOW_VECTOR_WEIGHT, Fusion, Leg, relative_similarity
+from storage.stores.keyword_index import KeywordIndex
+from storage.stores.lance_store import UnitHit
 from storage.units import MESSAGE, WINDOW, kind_of
 
 LEG_DEPTH = 100  # candidates each leg contributes to the fusion

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from storage.hits import ConversationMeta, shown
-from storage.lance_store import UnitHit
 from storage.models import Message
 from storage.results import Match
+from storage.stores.lance_store import UnitHit
 
 MATCHES_PER_CHAT = 3
 # Messages read around a match before trimming it to a question and its answer.

@@ -21,7 +21,7 @@ from bench.quality.metrics import (
     session_recall,
     turn_recall,
 )
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 
 
 def test_units_expand_to_turns_in_rank_order_each_turn_once() -> None:

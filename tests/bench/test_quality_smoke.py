@@ -12,7 +12,7 @@ import pytest
 from bench.embed_cache import CachingEmbedder
 from bench.quality.cli import main, run_quality
 from bench.quality.longmemeval import load_longmemeval
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 
 
 def _turn(speaker: str, dia_id: str, text: str, caption: str | None = None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from importers import registry
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.errors import PastchatsError
 from storage.library import Library
 from tests.fuzz.strategies import damage, dumps, mutate

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from importers import registry
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tests.tools.helpers import chat, library_with, server_for
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from server.settings import Settings
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 
 

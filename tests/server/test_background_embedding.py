@@ -11,7 +11,7 @@ from mcp import Client
 
 from server.app import build_server
 from server.settings import Settings
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.units import WINDOW
 from tests.storage.helpers import conversation

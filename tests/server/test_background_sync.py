@@ -10,7 +10,7 @@ from mcp import Client
 
 from server.app import build_server
 from server.settings import Settings
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tests.importers.sources.agent_home import SHOP, make_agent_home
 from tests.tools.helpers import block_uris, text_of

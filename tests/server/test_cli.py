@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 from mcp import Client
 
 from server.cli import cli
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tests.tools.helpers import server_for, text_of
 

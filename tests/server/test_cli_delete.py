@@ -12,9 +12,9 @@ from click.testing import CliRunner, Result
 
 from importers.sources.sync_state import SyncState
 from server.cli import cli
-from storage.catalog import Catalog
 from storage.filters import Filters
 from storage.library import Library
+from storage.stores.catalog import Catalog
 from tests.importers.sources.agent_home import CODEX, SHOP, SHOP_FILE, make_agent_home
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from server import wiring
 from server.app import build_server
 from server.settings import Settings
-from storage.embedder import Embedder, FastEmbedder, HashEmbedder
+from storage.embedding.embedder import Embedder, FastEmbedder, HashEmbedder
 from storage.library import Library
 from tests.conftest import REPO_ROOT
 from tests.server.processes import CHATS

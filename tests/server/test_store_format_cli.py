@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from server.cli import cli
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import STORE_FORMAT, Library
 from tests.storage.helpers import CHATS_FOR_FORMAT as CHATS
 from tests.storage.helpers import older_store, set_format

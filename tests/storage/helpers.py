@@ -8,7 +8,7 @@ from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import STORE_FORMAT, Library
 from storage.models import Conversation, Message
 

@@ -16,12 +16,12 @@ from typing import Any, Literal
 import pytest
 
 from importers.sources.privacy import delete, forget
-from storage.catalog import FILE, Catalog
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
+from storage.stores.catalog import FILE, Catalog
 from tests.storage.helpers import conversation
 from tests.storage.test_crash_and_concurrency import start_writer, write_source
-from tools import recent_listing
+from tools import recent_chats
 
 ORDERS: tuple[Literal["asc", "desc"], ...] = ("asc", "desc")
 CASES: list[dict[str, Any]] = [
@@ -53,7 +53,7 @@ def answers(source: Any) -> list[str]:
     out = []
     for case in CASES:
         try:
-            output, text = recent_listing.recent(source, **case)
+            output, text = recent_chats.recent(source, **case)
         except Exception as exc:
             out.append(f"{type(exc).__name__}: {exc}")
         else:

@@ -11,11 +11,11 @@ import pytest
 
 from importers.sources.privacy import delete, forget
 from server.cli.common import stats_text
-from storage.catalog import FILE, Catalog
 from storage.defaults import DEFAULT_MODEL
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.store_meta import store_model
+from storage.stores.catalog import FILE, Catalog
 from tests.storage.helpers import conversation
 from tests.storage.test_catalog import chats
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from importers.sources.privacy import delete
-from storage.catalog import Catalog
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.export import export
 from storage.library import Library
+from storage.stores.catalog import Catalog
 from tests.storage.helpers import chats, conversation
-from tools import read_page
+from tools import read_chat
 
 READS: list[dict[str, Any]] = [
     {},
@@ -45,7 +45,7 @@ def answers(source: Any, uris: list[str]) -> list[str]:
     for uri in [*uris, "no-such-chat", " ", "&lt;escaped&gt;"]:
         for case in READS:
             try:
-                output, text = read_page.read(cast("Library", source), uri, **case)
+                output, text = read_chat.read(cast("Library", source), uri, **case)
             except Exception as exc:
                 out.append(f"{type(exc).__name__}: {exc}")
             else:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tests.storage.helpers import conversation
 

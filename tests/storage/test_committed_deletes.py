@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from storage.catalog import open_current
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.errors import NotFound
 from storage.journal import DeletedWatch
 from storage.library import Library
 from storage.locks import WriteLock
+from storage.stores.catalog import open_current
 from tests.tools.helpers import BASE, chat
 
 CHATS = [

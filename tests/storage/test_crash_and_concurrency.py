@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, ChunkOptions, chunk_conversation
-from storage.embedder import HashEmbedder, Vectors
+from storage.embedding.embedder import HashEmbedder, Vectors
 from storage.ingest import mean_vector
 from storage.library import Library
 from storage.units import MESSAGE, WINDOW

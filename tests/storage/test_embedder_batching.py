@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from storage.defaults import DEFAULT_MODEL
-from storage.embedder import MAX_EMBED_CHARS, EmbedderUnavailable, FastEmbedder, ModelTurns
+from storage.embedding.embedder import MAX_EMBED_CHARS, EmbedderUnavailable, FastEmbedder, ModelTurns
 
 TEXTS = [
     "Assistant: " + "The reverse proxy forwards requests to the media server on port 8096. " * 12,
@@ -130,7 +130,7 @@ def test_a_waiting_query_takes_the_model_before_the_next_batch_of_documents() ->
 def test_a_model_missing_from_the_cache_or_incomplete_there_is_reported_not_installed(
     model_cache_dir: Path, tmp_path: Path
 ) -> None:
-    from storage.model_files import describe, installed_path
+    from storage.embedding.model_files import describe, installed_path
 
     source = installed_path(describe(DEFAULT_MODEL), model_cache_dir)
     assert source is not None

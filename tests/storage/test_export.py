@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from importers import registry
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.export import export
 from storage.library import Library
 from storage.models import Conversation, Message

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from storage import int8_model
 from storage.defaults import DEFAULT_MODEL
-from storage.embedder import FastEmbedder
-from storage.model_files import describe, installed_path
+from storage.embedding import int8_model
+from storage.embedding.embedder import FastEmbedder
+from storage.embedding.model_files import describe, installed_path
 from tests.conftest import CORPUS
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from storage.filters import Filters
-from storage.keyword_index import KeywordIndex
 from storage.query import analyse
+from storage.stores.keyword_index import KeywordIndex
 
 
 def row(chat: str, n: int, text: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from storage.chunking import NO_EMBEDDING, ChunkOptions, chunk_conversation, embeds, is_trivial
-from storage.embedder import HashEmbedder, Vectors
+from storage.embedding.embedder import HashEmbedder, Vectors
 from storage.library import Library
 from storage.models import Conversation, Message, Role
 from storage.search import SHIPPED

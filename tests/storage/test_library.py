@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library, NotFound, UnknownMessage, UnknownProject
 from tests.storage.helpers import BASE, conversation
 

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import STORE_FORMAT, Library
 from storage.models import Conversation, Message
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tests.storage.helpers import conversation
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from storage.embedder import QUERY_CACHE, FastEmbedder
+from storage.embedding.embedder import QUERY_CACHE, FastEmbedder
 
 
 def test_a_repeated_query_gets_exactly_the_vector_the_model_gives(model_cache_dir: Path) -> None:

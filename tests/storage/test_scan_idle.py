@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storage.vector_matrix import HAVE_SIMSIMD
+from storage.stores.vector_matrix import HAVE_SIMSIMD
 
 # In a fresh process (the OpenMP runtime reads its wait policy once, when simsimd loads it): a real
 # matrix built and scanned on two threads, then the process's CPU time while its main thread sleeps.

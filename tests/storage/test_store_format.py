@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from storage.catalog import Catalog
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.errors import StoreTooNew
 from storage.library import STORE_FORMAT, Library
+from storage.stores.catalog import Catalog
 from tests.storage.helpers import CHATS_FOR_FORMAT as CHATS
 from tests.storage.helpers import older_store, set_format, stored_format
 

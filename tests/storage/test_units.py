@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from storage.chunking import ChunkOptions, chunk_conversation
-from storage.embedder import HashEmbedder
-from storage.lance_store import UnitHit
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.search import SHIPPED
 from storage.search.fusion import relative_similarity
+from storage.stores.lance_store import UnitHit
 from storage.units import MESSAGE, WINDOW, kind_of, windows
 from tests.storage.helpers import conversation
 

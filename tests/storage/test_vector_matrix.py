@@ -12,11 +12,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.filters import Filters
-from storage.lance_store import LanceStore, _chunk_schema
 from storage.library import Library
-from storage.vector_matrix import MAX_CHANGES, META_COLUMNS, ROUNDING, Snapshot, VectorMatrix
+from storage.stores.lance_store import LanceStore, _chunk_schema
+from storage.stores.vector_matrix import MAX_CHANGES, META_COLUMNS, ROUNDING, Snapshot, VectorMatrix
 from tests.storage.helpers import BASE, conversation
 
 WORDS = "nginx proxy sourdough starter tomato garden vlan router tax invoice marathon pace cat litter".split()

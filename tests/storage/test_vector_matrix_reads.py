@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from storage.filters import Filters
-from storage.vector_matrix import READ_GAP, FloatRows
+from storage.stores.vector_matrix import READ_GAP, FloatRows
 from tests.storage.test_vector_matrix import synthetic_matrix
 
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from importers.registry import read
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from mcp.types import CallToolResult, TextContent
 
 from server.app import build_server
 from server.settings import Settings
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.models import Conversation, Message
 

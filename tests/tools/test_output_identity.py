@@ -8,7 +8,7 @@ import re
 import pytest
 
 from bench.perf_corpus import CorpusWriter, queries
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.results import ChatHit
 from tools.budget import clip_message, focus_pattern

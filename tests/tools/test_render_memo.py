@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from bench.perf_corpus import CorpusWriter, queries
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
-from tools import topic_search
+from tools import conversation_search
 from tools.budget import focus_pattern
 from tools.outputs import SearchOutput
 from tools.render import LineMemo, chat_block
@@ -44,10 +44,10 @@ def test_a_new_message_object_under_a_remembered_id_is_rendered_afresh(library: 
 
 def test_the_tool_answers_the_same_whether_or_not_its_blocks_share_a_memo(library: Library) -> None:
     def without_memo(output: SearchOutput, memo: LineMemo | None = None) -> str:
-        return topic_search.render(output)
+        return conversation_search.render(output)
 
     for i, query in enumerate(queries(seed=7, count=12)):
         for budget in (600, 3000, 12_000):
-            output, text = topic_search.search(library, query, max_results=1 + i % 10, budget=budget)
+            output, text = conversation_search.search(library, query, max_results=1 + i % 10, budget=budget)
             theirs = fit_search(library.search(query, max_results=1 + i % 10), budget, without_memo, 1 + i % 10)
             assert (output, text) == theirs, (query, budget)

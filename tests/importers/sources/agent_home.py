@@ -10,7 +10,7 @@ from pathlib import Path
 from importers.sources.archive import Archive
 from importers.sources.privacy import Exclusions
 from importers.sources.sync import Syncer
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from importers.sources.sync_state import SyncState
-from storage.catalog import Catalog
-from storage.embedder import HashEmbedder
+from storage.embedding.embedder import HashEmbedder
 from storage.errors import NotFound
 from storage.library import Library
+from storage.stores.catalog import Catalog
 from tests.importers.sources.agent_home import AgentHome, make_agent_home, write_session
 from tests.storage.test_crash_and_concurrency import assert_consistent
 

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from storage.defaults import DEFAULT_MODEL
+from storage.embedding.model_files import ModelError, describe, installed_path, route_fastembed_logs
 from storage.errors import EmbedderUnavailable
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
@@ -45,31 +46,6 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> Vectors:
         """One L2-normalised vector (1-D)."""
         ...
-
-
-_routed = False
-
-
-def route_fastembed_logs() -> None:
-    """Send fastembed's loguru lines through the standard `logging` module, one level down.
-
-    Unrouted they print straight to stderr, download retries and all; pastchats reports each failure
-    itself, so fastembed's own lines are detail (shown with `-v`).
-    """
-    global _routed
-    if _routed:
-        return
-    from loguru import logger
-
-    target = logging.getLogger("fastembed")
-
-    def forward(message: Any) -> None:
-        record = message.record
-        target.log(logging.INFO if record["level"].no >= 30 else logging.DEBUG, "%s", record["message"])
-
-    logger.remove()
-    logger.add(forward, level="DEBUG", format="{message}")
-    _routed = True
 
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
@@ -155,7 +131,7 @@ def _normalise(matrix: Vectors) -> Vectors:
 
 class FastEmbedder:
     """A fastembed text model, loaded once, used from any thread; documents optionally through an
-    int8 copy of it (`storage.int8_model`).
+    int8 copy of it (`storage.embedding.int8_model`).
 
     onnxruntime's memory arena is off: fastembed cannot ask it to shrink after a run, and kept, it
     holds a batch's high-water mark (doubling as it grows: 1.06 GB after 568 passages at batch 32);
@@ -170,7 +146,7 @@ class FastEmbedder:
         *,
         derived_dir: Path | None = None,
     ):
-        """`derived_dir`: where an int8 copy of the model for documents is kept (`storage.int8_model`),
+        """`derived_dir`: where an int8 copy of the model for documents is kept (`storage.embedding.int8_model`),
         derived there on the first `embed_documents` if it is not; None: documents use the model itself."""
         self._model_name = model_name
         self._cache_dir = cache_dir
@@ -232,8 +208,7 @@ class FastEmbedder:
         return self._documents_path
 
     def _derive_documents_model(self) -> Path | None:
-        from storage import int8_model
-        from storage.model_files import describe, installed_path
+        from storage.embedding import int8_model
 
         keep_float = int8_model.KEEP_FLOAT.get(self._model_name.lower())
         if keep_float is None or self._cache_dir is None or self._derived_dir is None:
@@ -255,7 +230,7 @@ class FastEmbedder:
         """Embed documents with the int8 copy in `path` from now on, if it loads and embeds the probe
         texts within `MIN_COSINE` of the model itself; False if not. `sessions`: how many run side by
         side (default `document_sessions()`)."""
-        from storage import int8_model
+        from storage.embedding import int8_model
 
         count = int8_model.document_sessions() if sessions is None else max(1, sessions)
         try:
@@ -368,3 +343,26 @@ class HashEmbedder:
     def embed_query(self, text: str) -> Vectors:
         vector: Vectors = _normalise(self._vector(text)[None, :])[0]
         return vector
+
+
+def verify(name: str, cache_dir: Path) -> int:
+    """Load the model from the cache and embed a sentence; its dimension. Raises `ModelError`."""
+    try:
+        embedder = FastEmbedder(name, cache_dir)
+        vectors = embedder.embed_documents(["pastchats checks that the model embeds"])
+    except EmbedderUnavailable as exc:
+        raise ModelError(str(exc)) from None
+    except Exception as exc:  # onnxruntime and tokenizers raise their own kinds on broken files
+        raise ModelError(f"model {name} is installed in {cache_dir} but does not load: {exc}") from None
+    if vectors.shape[0] != 1 or not vectors.any():
+        raise ModelError(f"model {name} loaded but produced no embedding")
+    return embedder.dim
+
+
+def prepare_documents_model(name: str, cache_dir: Path, derived_dir: Path) -> Path | None:
+    """Derive (if not yet there) and check the int8 copy of the model that embeds documents
+    (`storage.embedding.int8_model`); its file, or None where the model has none or it could not be made."""
+    try:
+        return FastEmbedder(name, cache_dir, derived_dir=derived_dir).prepare_documents_model()
+    except EmbedderUnavailable:
+        return None

@@ -14,8 +14,8 @@ from typing import Any
 import tantivy
 
 from storage.filters import Filters
-from storage.lance_store import UnitHit
 from storage.query import AnalysedQuery
+from storage.stores.lance_store import UnitHit
 from storage.times import naive_utc
 from storage.units import MESSAGE
 

@@ -110,7 +110,7 @@ def ensure(source: Path, target: Path, keep_float: Sequence[str]) -> Path | None
     """`target`, produced from `source` first if it is not there; None if it cannot be produced."""
     if target.is_file():
         return target
-    command = [sys.executable, "-m", "storage.int8_model", str(source), str(target), *keep_float]
+    command = [sys.executable, "-m", "storage.embedding.int8_model", str(source), str(target), *keep_float]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -233,7 +233,7 @@ class DocumentSessions:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: python -m storage.int8_model SOURCE TARGET [FLOAT_NODE ...]", file=sys.stderr)
+        print("usage: python -m storage.embedding.int8_model SOURCE TARGET [FLOAT_NODE ...]", file=sys.stderr)
         return 2
     quantize(Path(argv[0]), Path(argv[1]), argv[2:])
     return 0

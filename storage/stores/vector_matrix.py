@@ -45,7 +45,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from storage import idle_release
-from storage.embedder import Vectors
+from storage.embedding.embedder import Vectors
 from storage.filters import Filters
 from storage.times import naive_utc
 
@@ -66,7 +66,7 @@ except ImportError:  # pragma: no cover - a platform without a simsimd wheel: th
 log = logging.getLogger(__name__)
 
 # 2: rows carry their message time (`at`), which time filters select on;
-# 3: with chat rows and int8 rows; 4: int8 rows, the chats read from the catalog (`storage.catalog`)
+# 3: with chat rows and int8 rows; 4: int8 rows, the chats read from the catalog (`storage.stores.catalog`)
 FORMAT = 4
 MAX_CHANGES = 2_000
 META_COLUMNS = [

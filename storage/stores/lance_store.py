@@ -23,16 +23,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage.catalog import Catalog
 from storage.chunking import NO_EMBEDDING, Chunk
-from storage.embedder import Vectors
+from storage.embedding.embedder import Vectors
 from storage.filters import Filters, sql_in, sql_string
 from storage.hits import ConversationMeta
 from storage.locks import Readers
 from storage.models import Conversation, Message
+from storage.stores.catalog import Catalog
+from storage.stores.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
+from storage.stores.vector_matrix import SCAN_THREADS, VectorMatrix
 from storage.times import naive_utc
-from storage.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
-from storage.vector_matrix import SCAN_THREADS, VectorMatrix
 
 log = logging.getLogger(__name__)
 
@@ -214,13 +214,13 @@ LANCE_CACHE_BYTES = 32 << 20
 
 
 class LanceStore:
-    """The LanceDB tables, and the vector matrix derived from `chunks` (`storage.vector_matrix`).
+    """The LanceDB tables, and the vector matrix derived from `chunks` (`storage.stores.vector_matrix`).
 
     Vector search is exact: over the memory-mapped matrix when there is one (milliseconds), else over
     LanceDB's own flat scan. No ANN index is built: LanceDB's reached only ~0.9 recall@10 here.
 
     What a search shows of its chats (`metas`, `message_windows`, `message_spans`) comes from the
-    store's read model (`storage.catalog`). LanceDB is imported and its tables opened on first use,
+    store's read model (`storage.stores.catalog`). LanceDB is imported and its tables opened on first use,
     not here: while the vector matrix is current, reads never need it, and it costs ~1.3 s of CPU to import
     and ~95 MB of memory to hold (docs/BENCHMARKS.md, "Start-up").
     """

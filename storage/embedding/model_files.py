@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import logging
 import os
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage.embedder import DEFAULT_MODEL, EmbedderUnavailable, FastEmbedder, route_fastembed_logs
+from storage.defaults import DEFAULT_MODEL
 from storage.errors import PastchatsError
 
 __all__ = [
@@ -29,8 +30,7 @@ __all__ = [
     "download",
     "install_from",
     "installed_path",
-    "prepare_documents_model",
-    "verify",
+    "route_fastembed_logs",
 ]
 
 
@@ -50,6 +50,31 @@ class ModelInfo:
     @property
     def folder(self) -> str:
         return "models--" + self.repo.replace("/", "--")
+
+
+_routed = False
+
+
+def route_fastembed_logs() -> None:
+    """Send fastembed's loguru lines through the standard `logging` module, one level down.
+
+    Unrouted they print straight to stderr, download retries and all; pastchats reports each failure
+    itself, so fastembed's own lines are detail (shown with `-v`).
+    """
+    global _routed
+    if _routed:
+        return
+    from loguru import logger
+
+    target = logging.getLogger("fastembed")
+
+    def forward(message: Any) -> None:
+        record = message.record
+        target.log(logging.INFO if record["level"].no >= 30 else logging.DEBUG, "%s", record["message"])
+
+    logger.remove()
+    logger.add(forward, level="DEBUG", format="{message}")
+    _routed = True
 
 
 def catalogue() -> list[ModelInfo]:
@@ -109,29 +134,6 @@ def installed_path(info: ModelInfo, cache_dir: Path) -> Path | None:
         if all((snapshot / name).is_file() for name in info.files):
             return snapshot
     return None
-
-
-def verify(name: str, cache_dir: Path) -> int:
-    """Load the model from the cache and embed a sentence; its dimension. Raises `ModelError`."""
-    try:
-        embedder = FastEmbedder(name, cache_dir)
-        vectors = embedder.embed_documents(["pastchats checks that the model embeds"])
-    except EmbedderUnavailable as exc:
-        raise ModelError(str(exc)) from None
-    except Exception as exc:  # onnxruntime and tokenizers raise their own kinds on broken files
-        raise ModelError(f"model {name} is installed in {cache_dir} but does not load: {exc}") from None
-    if vectors.shape[0] != 1 or not vectors.any():
-        raise ModelError(f"model {name} loaded but produced no embedding")
-    return embedder.dim
-
-
-def prepare_documents_model(name: str, cache_dir: Path, derived_dir: Path) -> Path | None:
-    """Derive (if not yet there) and check the int8 copy of the model that embeds documents
-    (`storage.int8_model`); its file, or None where the model has none or it could not be made."""
-    try:
-        return FastEmbedder(name, cache_dir, derived_dir=derived_dir).prepare_documents_model()
-    except EmbedderUnavailable:
-        return None
 
 
 def download(info: ModelInfo, cache_dir: Path) -> Path:

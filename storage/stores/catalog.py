@@ -76,7 +76,7 @@ CREATE INDEX chats_timeline ON chats (updated, project, id);
 
 
 class Truth(Protocol):
-    """What the catalog is derived from (`storage.lance_store.LanceStore`)."""
+    """What the catalog is derived from (`storage.stores.lance_store.LanceStore`)."""
 
     path: Path
 

@@ -27,7 +27,7 @@ from tests.tools.helpers import BASE, chat
 pytestmark = pytest.mark.anyio
 
 # A server in a process of its own, talked to by the in-memory MCP client; one search per stdin line,
-# each answered with the result's text and whether the process has imported lancedb (or fastembed) by then.
+# each answered with the result's text and whether the process has imported lancedb by then.
 SERVER_SCRIPT = """
 import asyncio, json, sys
 from pathlib import Path
@@ -40,8 +40,7 @@ async def main() -> None:
         for line in sys.stdin:
             result = await client.call_tool("conversation_search", {"query": line.strip()})
             text = "".join(getattr(part, "text", "") for part in result.content)
-            answer = {"text": text, "error": result.is_error, "lancedb": "lancedb" in sys.modules,
-                      "fastembed": "fastembed" in sys.modules}
+            answer = {"text": text, "error": result.is_error, "lancedb": "lancedb" in sys.modules}
             print(json.dumps(answer), flush=True)
 
 asyncio.run(main())
@@ -109,7 +108,6 @@ def test_a_server_on_a_current_store_searches_without_lancedb_and_still_finds_ch
         assert "Nginx setup" in first["text"]
         assert "keyword-only" not in first["text"]
         assert first["lancedb"] is False
-        assert first["fastembed"] is False  # the model came from fastembed's files, without its imports
 
         # Another process writes a chat and leaves it to the change log (no matrix rebuild yet).
         with real_store.lock.hold():

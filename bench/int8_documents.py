@@ -1,6 +1,6 @@
 """int8 copies of the model for documents: how close to float32, how cheap, which nodes to keep float.
 
-    FASTEMBED_CACHE_PATH=/work/shared/fastembed_cache uv run python -m bench.int8_documents \\
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python -m bench.int8_documents \\
         [--texts 300] [--variants shipped,all,none-kept] [--batches 1,16] [--repeats 1] [--sensitivity 80]
         [--sessions 1,2]
 
@@ -30,13 +30,24 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.embed_speed import corpus_texts
+from bench.perf_corpus import CorpusWriter
+from storage.chunking import chunk_conversation
 from storage.defaults import DEFAULT_MODEL
 from storage.embedding import int8_model
 from storage.embedding.embedder import FastEmbedder
 from storage.embedding.model_files import describe, installed_path
 
 SHIPPED = list(int8_model.KEEP_FLOAT[DEFAULT_MODEL.lower()])
+
+
+def corpus_texts(messages: int, seed: int = 12) -> list[str]:
+    """What an import of `messages` corpus messages gives the model to embed."""
+    return [
+        chunk.embed_text
+        for conversation in CorpusWriter(messages, seed)
+        for chunk in chunk_conversation(conversation, DEFAULT_MODEL)
+        if chunk.model_text
+    ]
 
 
 def source_folder() -> Path:

@@ -1,6 +1,6 @@
 """Load: many concurrent MCP clients over streamable HTTP while an import writes to the same store.
 
-    python -m bench.load --store /work/perf-stores/s100k [--clients 32] [--seconds 60]
+    python -m bench.load --store STORE [--clients 32] [--seconds 60]
     python -m bench.load --build 2000 [--clients 4] [--seconds 3]
 
 Loopback only and bounded: `pastchats serve --transport streamable-http` runs on a free 127.0.0.1

@@ -1,7 +1,7 @@
 """Speed and memory at scale: build a realistic store, then measure it against same-run baselines.
 
-    python -m bench.perf build --messages 100000 --home /tmp/pc-100k [--vectors hash|model]
-    python -m bench.perf run --home /tmp/pc-100k [--repeats 40] [--out bench/results/perf.json]
+    python -m bench.perf build --messages 100000 --home STORE [--vectors hash|model]
+    python -m bench.perf run --home STORE [--repeats 40] [--out bench/results/perf.json]
 
 `build` is public: other benchmarks and load tests call it (or `bench.perf_build.build`) to get a
 store of any size. `run` measures, each with a baseline taken in the same run (this machine is

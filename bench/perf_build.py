@@ -1,6 +1,6 @@
 """Build a realistic store for speed and memory measurements (`python -m bench.perf build`).
 
-    python -m bench.perf build --messages 100000 --home /tmp/pc-100k [--vectors hash|model] [--seed 12]
+    python -m bench.perf build --messages 100000 --home STORE [--vectors hash|model] [--seed 12]
 
 Everything goes through the product's own import path (`Library.import_conversations`): chunking,
 the LanceDB tables, the Tantivy index, compaction, the vector matrix.

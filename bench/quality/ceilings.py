@@ -1,7 +1,7 @@
 """How far any ordering could take the retrieval goals (issue 13): the ceilings beside what ships.
 
-    FASTEMBED_CACHE_PATH=/work/shared/fastembed_cache uv run python -m bench.quality.ceilings \\
-        --stores /work/q7-stores [--bench locomo|lme]
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python -m bench.quality.ceilings \\
+        --stores STORES_DIR [--bench locomo|lme]
 
 For each question, three numbers per metric:
 - shipped: the metric over `search_units`' ranking (100 units);

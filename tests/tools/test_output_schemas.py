@@ -13,12 +13,29 @@ from typing import Any
 import pytest
 from jsonschema.validators import validator_for
 from mcp import Client
+from pydantic import BaseModel, create_model
 from referencing import Registry
 
-from bench.mcp_layer import OUTPUTS, pydantic_schema
 from tests.tools.helpers import BASE, chat, library_with, server_for
+from tools.outputs import ReadOutput, RecentOutput, SearchOutput
 
 pytestmark = pytest.mark.anyio
+
+OUTPUTS: dict[str, type[BaseModel]] = {
+    "conversation_search": SearchOutput,
+    "recent_chats": RecentOutput,
+    "read_chat": ReadOutput,
+}
+
+
+def pydantic_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The schema pydantic writes for `model` (with `$defs` and `anyOf`), from a copy without our hook."""
+    base = next(b for b in model.__mro__[1:] if issubclass(b, BaseModel) and b.__module__ == "storage.results")
+    own = [name for name in model.model_fields if name not in base.model_fields]
+    extra = {name: (model.model_fields[name].annotation, model.model_fields[name]) for name in own}
+    plain: type[BaseModel] = create_model(model.__name__, __base__=base, **extra)  # type: ignore[call-overload]
+    return plain.model_json_schema()
+
 
 BREAKAGES: list[Any] = [None, "strong", "not a date", 7, 2.5, True, [], {}]
 

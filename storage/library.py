@@ -284,6 +284,14 @@ class Library:
                     if self.keywords.doc_count() != self.store.chunk_count():
                         log.warning("keyword index out of step with the store: rebuilding it")
                         ingestor.rebuild_keywords()
+                elif self._older_format() == 3:  # its copies are dropped above; the rest needs no model
+                    log.warning(
+                        "migrating the store in %s from format 3 to %d (once; no chat is lost)", self.home, STORE_FORMAT
+                    )
+                    self._rebuild_catalog = True
+                    (self.home / "store.json").write_text(
+                        json.dumps(self._stored_meta() | {"format": STORE_FORMAT}), encoding="utf-8"
+                    )
                 if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost
                     log.info("building the vector matrix (%d passages)", self.store.build_matrix())
                 self.store.prune()  # what the last writes superseded, once no reader can still need it

@@ -41,6 +41,25 @@ def test_an_older_store_is_rebuilt_from_its_conversations_once_and_says_so(
     assert "migrating" not in caplog.text
 
 
+def test_a_format_3_store_opened_without_the_model_is_migrated_once_all_the_same(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    home = tmp_path / "store"
+    older_store(home, 3)
+    with caplog.at_level(logging.WARNING):
+        library = Library.open(home)  # no embedder: what `pastchats stats` or `recent` opens
+    assert f"migrating the store in {home} from format 3 to {STORE_FORMAT}" in caplog.text
+    assert stored_format(home) == STORE_FORMAT
+    assert set(library.store._db.list_tables().tables) == {"conversations", "chunks"}
+    assert library.stats().messages == 4
+    assert [chat.uri for chat in library.search("sourdough acetone", mode="keyword").chats] == ["bread"]
+    library.close()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        Library.open(home, embedder=HashEmbedder()).close()
+    assert "migrating" not in caplog.text
+
+
 def test_a_store_from_a_newer_pastchats_is_refused_untouched_with_what_to_do(tmp_path: Path) -> None:
     home = tmp_path / "store"
     Library.open(home, embedder=HashEmbedder()).import_conversations(CHATS)

@@ -105,7 +105,7 @@ class ChunkOptions:
     # Coarse units beside the messages (`storage.units`): windows of `window_size` consecutive messages
     # every `window_stride` messages (0 = none).
     # Windows of 3 every 2 (about half a row per message) with `Fusion(window_weight=0.7)`: LoCoMo R@5
-    # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run (docs/BENCHMARKS.md).
+    # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run.
     window_size: int = 3
     window_stride: int = 2
     window_words: int = WINDOW_MESSAGE_WORDS  # words of each message a window reads
@@ -114,7 +114,7 @@ class ChunkOptions:
     # (at most `window_words`). Derived windows cost no model time: a quarter of the word pieces an import
     # embedded on the realistic corpus. With `search.fusion.WINDOW_VECTOR_WEIGHT` 0.75, against model windows:
     # LoCoMo R@5 / R@10 69.0 / 79.1 -> 68.9 / 78.6, LongMemEval_S user turns ndcg_any@10 0.963 -> 0.988,
-    # corpus paraphrases alike (docs/BENCHMARKS.md, round eight, windows).
+    # corpus paraphrases alike.
     window_vectors: str = "words"
 
     def __post_init__(self) -> None:

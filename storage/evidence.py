@@ -7,7 +7,7 @@ Three kinds of evidence, each measured per retrieval unit and summed up per chat
 - the embedding model's cosine similarity between the query and the unit.
 
 The thresholds below were set on the realistic test corpus (known-topic, paraphrased and nonsense
-queries) and checked against LoCoMo and LongMemEval (`bench/strength.py`, docs/BENCHMARKS.md).
+queries) and checked against LoCoMo and LongMemEval (`bench/strength.py`).
 """
 
 from __future__ import annotations

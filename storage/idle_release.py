@@ -3,7 +3,7 @@
 A search allocates and frees a few MB of arrays (the matrix scan's scores and masks, the keyword
 leg's and the tools' objects). glibc keeps freed chunks inside its heaps: only a heap's top is
 trimmed on free, so after 40 searches of the 100k store 10-17 MB of the server's resident memory was
-free memory (docs/BENCHMARKS.md "Memory", fifth session). `malloc_trim(0)` returns it, but it took
+free memory. `malloc_trim(0)` returns it, but it took
 1.6-13 ms: it runs here on a thread of its own once no search has started for `DELAY` seconds, never
 on a search's path. Where the C library is not glibc there is nothing to trim.
 """
@@ -79,7 +79,7 @@ _process = IdleRelease(_trim) if _trim is not None else None
 def arrow_from_malloc() -> None:
     """Arrow's buffers from the C library's malloc from now on, not from its bundled mimalloc, which
     kept the pages of freed buffers: a serving process held 12 MB less at rest after 40 searches, and
-    18 MB less right after 5 more (docs/BENCHMARKS.md "Memory", fifth session). The trim returns them."""
+    18 MB less right after 5 more. The trim returns them."""
     if _process is not None:
         pa.set_memory_pool(pa.system_memory_pool())
 

@@ -157,7 +157,7 @@ class Library:
             self.store.matrix.changed_since(snapshot)
         self.keywords.doc_count()
         # Decoding the matrix's filter columns leaves ~13 MB of freed Arrow buffers that its allocator
-        # (mimalloc) would otherwise keep for the life of the server (docs/BENCHMARKS.md, "Memory").
+        # (mimalloc) would otherwise keep for the life of the server.
         pa.default_memory_pool().release_unused()
 
     def needs_repair(self) -> bool:

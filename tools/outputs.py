@@ -7,7 +7,7 @@ Their JSON schema (each tool's `outputSchema`) is pydantic's, written out flat: 
 an `anyOf` with `{"type": "null"}`. It accepts exactly the same documents (a test checks it on real
 results and broken ones); it is only cheaper to check: a client that validates every result against
 the schema (the Python SDK's does, with jsonschema) does ~0.6x the work, several milliseconds of a
-search at 100k messages ("Round seven" in docs/BENCHMARKS.md).
+search at 100k messages.
 """
 
 from __future__ import annotations

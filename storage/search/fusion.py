@@ -22,7 +22,7 @@ Fused = list[tuple[str, float]]  # (chunk id, score), best first
 @dataclass(frozen=True)
 class Fusion:
     """The fusion's knobs that the quality harness turns: `SHIPPED` is what ships, each value measured on
-    LoCoMo and LongMemEval (docs/BENCHMARKS.md); `PLAIN_RRF` is the textbook baseline it is measured against."""
+    LoCoMo and LongMemEval (`python -m bench.quality`); `PLAIN_RRF` is the textbook baseline it is measured against."""
 
     # Cormack et al. chose k = 60 for fusing many TREC runs 1,000 deep. Fusing two legs 100 deep, one a
     # small embedding model, 60 lets a chunk both legs rank middling (15th and 15th) beat one a leg ranks

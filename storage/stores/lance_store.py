@@ -40,7 +40,7 @@ TIMESTAMP = pa.timestamp("us")
 # While any reader is mid-read (`Readers`), an old version's files are deleted only once a newer
 # version has existed for this long. A query reads the version that was newest when it began, to its
 # end, whatever is committed meanwhile; under load one query took well over 5 s, so a reader lost a
-# file to cleanup mid-read (docs/BENCHMARKS.md, "Load"). No query takes minutes; and a read that still
+# file to cleanup mid-read (`bench/read_stress.py` reproduces it). No query takes minutes; and a read that still
 # loses a file is retried once at the newest version (`_survives_cleanup`), whose files no cleanup
 # deletes. With no reader at all, every version but the newest goes at once.
 CLEANUP_GRACE = timedelta(minutes=10)
@@ -222,7 +222,7 @@ class LanceStore:
     What a search shows of its chats (`metas`, `message_windows`, `message_spans`) comes from the
     store's read model (`storage.stores.catalog`). LanceDB is imported and its tables opened on first use,
     not here: while the vector matrix is current, reads never need it, and it costs ~1.3 s of CPU to import
-    and ~95 MB of memory to hold (docs/BENCHMARKS.md, "Start-up").
+    and ~95 MB of memory to hold.
     """
 
     def __init__(self, path: Path, dim: int, matrix_dir: Path | None = None):
@@ -584,7 +584,7 @@ class LanceStore:
         against every row of the table: at 100k messages ~180 ms and ~350 MB held for a batch of the
         chunks table, growing with the store. Where `scope` holds no row that `rows` lacks (new
         conversations, and the passages an embedding pass rewrites), an upsert joins on the key column
-        alone: ~50 ms and ~15 MB (docs/BENCHMARKS.md "Round nine"). The write lock is held, so nothing
+        alone: ~50 ms and ~15 MB at 100k messages. The write lock is held, so nothing
         adds to `scope` between the check and the commit."""
         if rows.num_rows == 0:
             table.delete(scope)

@@ -1,7 +1,7 @@
 """The chunks' vectors as a memory-mapped float16 matrix beside LanceDB: exact search in milliseconds.
 
 LanceDB's exact (flat) scan costs ~80 ms at 170k passages where a plain matrix product over the same
-vectors takes a few (docs/BENCHMARKS.md); its ANN index reaches only ~0.9 recall@10 on this kind of
+vectors takes a few; its ANN index reaches only ~0.9 recall@10 on this kind of
 vector. So the vectors are also kept here, derived from the `chunks` table, and searched exactly:
 
 - `<generation>.f16`: one float16 row per embedded chunk (half the bytes of float32; scores differ by
@@ -52,8 +52,8 @@ from storage.times import naive_utc
 # simsimd's threaded scans run on its own OpenMP runtime (a bundled libgomp), whose worker threads by
 # default spin for a while after each scan: ~5 ms of a core per search (tests/storage/test_scan_idle.py),
 # taken from the float16 reads and the keyword leg that come next; on the 100k store at load 9-11 the
-# vector leg took 0.46-0.90x the time and 0.66-0.86x the CPU without it (docs/BENCHMARKS.md, round
-# six). The runtime reads this once, when it is loaded: before the import. A value the user set is kept.
+# vector leg took 0.46-0.90x the time and 0.66-0.86x the CPU without it. The runtime reads this once,
+# when it is loaded: before the import. A value the user set is kept.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:  # SIMD float16 dot products (AVX2/F16C, NEON); NumPy has no fast float16 matrix product

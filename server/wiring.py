@@ -65,6 +65,17 @@ class ModelLoad:
         return self.embedder, self.error
 
 
+def open_for_reading(settings: Settings) -> Library:
+    """The library for a command that only reads (`stats`, `recent`, `read`, `export`): without the
+    model, and without LanceDB unless opening has something to repair, as a server opens it."""
+    from storage.library import Library
+
+    library = Library.open(settings.home, model_name=settings.model_name(), load_model=False, heal=False)
+    if library.needs_repair():
+        library.repair()
+    return library
+
+
 def open_for_serving(settings: Settings) -> Library:
     """The library as the server needs it, ready for the first search as early as possible.
 

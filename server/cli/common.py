@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from server.settings import Settings
     from storage.library import Library
     from storage.recent import RecentSource
-    from storage.stores.catalog import Catalog
 
 T = TypeVar("T")
 
@@ -74,14 +73,16 @@ class PastchatsGroup(click.Group):
             raise click.ClickException(str(exc)) from None
 
 
-def catalog_or_library(settings: Settings, stack: ExitStack, model: str | None = None) -> Catalog | Library:
-    """What `stats`, `recent`, `read` and `export` read: the catalog when it reflects the store as it
-    is, else the store itself, opened without the model (which also rebuilds the catalog). `model`:
-    the configured model, which `stats` names."""
-    from storage.stores.catalog import Catalog
+@contextmanager
+def reading(settings: Settings) -> Iterator[Library]:
+    """The store for a command that only reads: no model, and LanceDB only when opening must repair."""
+    from server import wiring
 
-    catalog = stack.enter_context(Catalog.read(settings.home.expanduser(), model or ""))
-    return catalog if catalog is not None else stack.enter_context(opened(settings, model=False))
+    library = wiring.open_for_reading(settings)
+    try:
+        yield library
+    finally:
+        library.close()
 
 
 @contextmanager
@@ -116,7 +117,7 @@ def emit(output: BaseModel, text: str, as_json: bool) -> None:
     click.echo(output.model_dump_json(indent=2) if as_json else text)
 
 
-def stats_text(source: Catalog | Library, as_json: bool) -> str:
+def stats_text(source: Library, as_json: bool) -> str:
     info = source.stats()
     if as_json:
         return json.dumps(dataclasses.asdict(info), indent=2, default=str)

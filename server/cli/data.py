@@ -13,7 +13,7 @@ from typing import Literal
 
 import click
 
-from server.cli.common import ISO, catalog_or_library, json_option, make_settings, opened
+from server.cli.common import ISO, json_option, make_settings, opened, reading
 
 
 class FormatChoice(click.Choice[str]):
@@ -214,8 +214,7 @@ def export(
     from storage.export import export as export_chats
 
     settings = make_settings(ctx)
-    with ExitStack() as stack:
-        library = catalog_or_library(settings, stack)
+    with reading(settings) as library:
         if out == "-":
             count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
         else:

@@ -3,26 +3,25 @@ tools' own text (or their structured result with `--json`) and their error messa
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal
 
 import click
 
 from server.cli.common import (
     ISO,
     as_tool,
-    catalog_or_library,
     emit,
     json_option,
     make_settings,
     opened,
+    reading,
     recent_text,
     stats_text,
 )
 
 if TYPE_CHECKING:
-    from storage.library import Library
+    pass
 
 
 @click.command()
@@ -83,8 +82,7 @@ def recent(
     from tools.recent_chats import NAME
 
     settings = make_settings(ctx)
-    with ExitStack() as stack:
-        source = catalog_or_library(settings, stack)
+    with reading(settings) as source:
         text = as_tool(
             NAME,
             lambda: recent_text(
@@ -113,9 +111,7 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
     from tools import read_chat
 
     settings = make_settings(ctx)
-    with ExitStack() as stack:
-        # The catalog answers read_chat as the library does (`storage.reading`).
-        library = cast("Library", catalog_or_library(settings, stack))
+    with reading(settings) as library:
         output, text = as_tool(
             read_chat.NAME,
             lambda: read_chat.read(
@@ -131,8 +127,8 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
 def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds: chats, messages, sources, projects, time span, model, size."""
     settings = make_settings(ctx)
-    with ExitStack() as stack:
-        text = stats_text(catalog_or_library(settings, stack, settings.model_name()), as_json)
+    with reading(settings) as library:
+        text = stats_text(library, as_json)
     click.echo(text)
 
 

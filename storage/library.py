@@ -96,6 +96,7 @@ class Library:
         self._meta_stamp: tuple[int, int, int] | None = None
         self._switching = threading.Lock()
         self._rebuild_catalog = False  # a migration asks for the whole catalog at the end of its hold
+        self._shown: int | None = None  # within a write: how many of its journal ids the catalog shows
 
     @classmethod
     def open(
@@ -307,10 +308,12 @@ class Library:
             mark = len(self.lock.touched)
             before = catalog.recorded_stamps(self.home)
             current = before is not None and before == catalog.table_stamps(self.store.path)
+            self._shown = mark if current else None
             left = self.lock.pending()
             try:
                 yield
-                ids = [*left, *self.lock.touched[mark:]]
+                shown = mark if self._shown is None else self._shown
+                ids = [*left, *self.lock.touched[shown:]]
                 unchanged = catalog.table_stamps(self.store.path) == before
                 if current and not ids and not self._rebuild_catalog and unchanged:
                     return  # nothing was written
@@ -318,7 +321,19 @@ class Library:
                 self._rebuild_catalog = False
                 catalog.refresh(self.home, self.store, None if whole else ids)
             finally:
+                self._shown = None
                 del self.lock.touched[mark:]  # read by this hold alone: a long-lived server must not pile them up
+
+    def _show_written(self) -> None:
+        """Within a long write (an import's batches), bring the catalog in step with the chats written
+        so far, so that readers show them batch by batch rather than when the whole import ends. Only
+        where the catalog was in step when the hold began; otherwise the hold's end rebuilds it whole."""
+        if self._shown is None or self._rebuild_catalog:
+            return
+        written = self.lock.touched[self._shown :]
+        if written:
+            catalog.refresh(self.home, self.store, written)
+            self._shown += len(written)
 
     @staticmethod
     def _repair(ingestor: Ingestor) -> None:
@@ -345,9 +360,15 @@ class Library:
         await their embedding (`embed_pending`) before the vector leg finds them.
         """
         ingestor = self._ingestor()
+
+        def batch_done(done: IngestProgress) -> None:
+            self._show_written()
+            if progress is not None:
+                progress(done)
+
         with self._writing(timeout=wait):
             ingestor.repair()
-            stats = ingestor.ingest(conversations, progress, embed=embed)
+            stats = ingestor.ingest(conversations, batch_done, embed=embed)
             self._write_meta()
             return stats
 

@@ -221,3 +221,23 @@ def test_a_page_by_time_read_from_the_index_is_the_page_the_whole_timeline_gives
                 for order in ORDERS:
                     whole = page_by_time(catalog.timeline(where), n, order)
                     assert catalog.time_page(where, n, order) == whole, (where, n, order)
+
+
+def test_a_reader_shows_an_imports_chats_batch_by_batch_before_the_import_ends(tmp_path: Path) -> None:
+    from storage.ingest import BATCH_CONVERSATIONS
+
+    home = tmp_path / "store"
+    Library.open(home, embedder=HashEmbedder()).import_conversations([conversation("old", ["already here"])])
+    reader = Library.open(home, embedder=HashEmbedder(), heal=False)  # as a running server reads
+    seen_mid_import: list[int] = []
+
+    def source() -> Any:
+        for i in range(2 * BATCH_CONVERSATIONS):
+            if i == BATCH_CONVERSATIONS:  # the first batch is written; the import goes on
+                seen_mid_import.append(reader.stats().conversations)
+            yield conversation(f"c{i}", [f"question {i} about topic{i % 7}", "an answer"], day=i % 30)
+
+    Library.open(home, embedder=HashEmbedder()).import_conversations(source())
+    assert seen_mid_import == [1 + BATCH_CONVERSATIONS]
+    assert reader.stats().conversations == 1 + 2 * BATCH_CONVERSATIONS
+    assert reader.search("question 300 topic6", mode="keyword").chats[0].uri == "c300"

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from storage.errors import StoreError
 from storage.recent import StoreStats, preview_spans, recent_page, store_stats
-from storage.store_meta import read_meta, refuse_newer
+from storage.store_meta import refuse_newer
 from storage.times import naive_utc
 
 if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs none (start-up speed)
@@ -46,7 +46,6 @@ FILE = "catalog.sqlite"
 # messages table gone.
 FORMAT = 4
 TABLES = ("conversations", "chunks")
-STORE_META = "store.json"
 JOURNAL = "journal.json"
 # The chats table's columns but its messages (a listing reads only the preview).
 CHAT_COLUMNS = (
@@ -58,7 +57,7 @@ Stamp = tuple[int, int, int]  # (version, mtime_ns, size) of a table's newest ma
 BATCH = 200  # chats read or written per query
 _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
 
-# state: format, the store's totals, store.json as recorded (its bytes, format and model);
+# state: the catalog's format and the store's totals;
 # stamps: each LanceDB table's newest manifest; column_counts: `stats`' sources and projects, in order.
 # Every listing by time reads (updated, id) of every chat, some by project: from this index alone, not
 # the table, whose rows hold each chat's messages.
@@ -180,13 +179,6 @@ def tree_bytes(path: Path) -> int:
             except OSError:
                 continue
     return total
-
-
-def _read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def _us(value: datetime | None) -> int | None:
@@ -559,22 +551,16 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> list[tuple[Any, ...]]:
 
 
 def _write_state(connection: sqlite3.Connection, home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
-    """The totals, the table versions and store.json as they are (what the lean `stats` trusts). The
-    passages are counted in the table: a crash may leave some whose chat is gone, until repair."""
+    """The totals and the table versions as they are. The passages are counted in the table: a crash
+    may leave some whose chat is gone, until repair."""
     conversations, messages = connection.execute("SELECT count(*), sum(message_count) FROM chats").fetchone()
     chunks, pending = store.chunk_count(), store.pending_count()
-    raw = _read_bytes(home / STORE_META)
-    meta = read_meta(home) if raw is not None else {}  # read after the bytes: a change since is a miss
-    model, store_format = meta.get("model"), meta.get("format")
     state = {
         "format": FORMAT,
         "conversations": conversations,
         "messages": messages or 0,
         "chunks": chunks or 0,
         "pending": pending or 0,
-        "store_json": raw,
-        "store_model": model if isinstance(model, str) else None,
-        "store_format": store_format if isinstance(store_format, int) else None,
     }
     connection.execute("DELETE FROM state")
     connection.executemany("INSERT INTO state VALUES (?, ?)", list(state.items()))

@@ -1,7 +1,7 @@
 """`pastchats doctor`: is everything a client needs in place? Each problem comes with the command that fixes it.
 
-Checks, in the order a new user meets them: the embedding model, the store, the agent logs `sync`
-would read, and the MCP clients configured to start pastchats.
+Checks, in the order a new user meets them: the embedding model, the store, the secrets redacted in it,
+the agent logs `sync` would read, and the MCP clients configured to start pastchats.
 """
 
 from __future__ import annotations
@@ -61,6 +61,22 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
     return Check("store", False, f"{counts}; " + "; ".join(problems), fix, details)
 
 
+def check_secrets(settings: Settings) -> Check:
+    """Whether chats are redacted as they are written, and what was redacted, per source."""
+    from server.cli.common import redaction_text
+    from storage.stores.catalog import Catalog
+
+    redacted: dict[str, dict[str, int]] = {}
+    if (settings.home / "store.json").exists():
+        with Catalog.read(settings.home) as catalog:
+            redacted = catalog.redactions() if catalog is not None else {}
+    details = {"redaction": settings.redact, "redacted": redacted, "allowed": settings.redact_allow}
+    summary = redaction_text(redacted, settings.redact).split(": ", 1)[1]
+    if not settings.redact:
+        return Check("secrets", True, f"redaction is OFF; {summary}", None, details)
+    return Check("secrets", True, f"redacted at import: {summary}", None, details)
+
+
 def check_sources(settings: Settings) -> Check:
     from importers.sources.discovery import discover
 
@@ -105,7 +121,8 @@ def check_clients(settings: Settings) -> Check:
 
 def run_checks(settings: Settings) -> list[Check]:
     model = check_model(settings)
-    return [model, check_store(settings, model.ok), check_sources(settings), check_clients(settings)]
+    store = check_store(settings, model.ok)
+    return [model, store, check_secrets(settings), check_sources(settings), check_clients(settings)]
 
 
 def render(checks: list[Check]) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from storage.defaults import DEFAULT_MODEL
@@ -125,6 +126,17 @@ class Settings(BaseSettings):
         description="The agents' own location variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`, "
         "`AIDER_CHAT_HISTORY_FILE`, `XDG_CONFIG_HOME`, `APPDATA`), read from the environment as the agents do.",
     )
+    redact: bool = Field(
+        default=True,
+        description="Replace secrets (API keys, tokens, private keys, passwords in URLs, connection strings "
+        "and `.env` lines) with typed placeholders before anything is stored, embedded or indexed. `off` keeps "
+        "chats verbatim: a secret in a chat is then searchable and shown to every client's model.",
+    )
+    redact_allow: list[str] = Field(
+        default_factory=list,
+        description="What redaction keeps: kinds as `stats` names them, or regular expressions a kept secret "
+        'matches in full (JSON list: `["generic-api-key", "AKIA[A-Z0-9]{12}EXAMPLE"]`).',
+    )
     exclude_projects: list[str] = Field(
         default_factory=list,
         description='Projects never imported (shell globs, JSON list: `["work-secret*"]`).',
@@ -137,6 +149,16 @@ class Settings(BaseSettings):
         default_factory=list,
         description='Whole sources never imported (e.g. `["cursor"]`; JSON list).',
     )
+
+    @field_validator("redact_allow")
+    @classmethod
+    def _patterns(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            try:
+                re.compile(entry)
+            except re.error as exc:
+                raise ValueError(f"{entry!r} is not a regular expression ({exc})") from None
+        return entries
 
     def model_name(self) -> str:
         """The model to use: the setting, else the one the store was embedded with, else the default."""

@@ -20,8 +20,16 @@ if TYPE_CHECKING:
     from server.settings import Settings
     from storage.embedding.embedder import Embedder
     from storage.library import Library
+    from storage.redaction import Redaction
 
 log = logging.getLogger("pastchats.server")
+
+
+def redaction_from(settings: Settings) -> Redaction:
+    """How secrets are taken out of what is stored (`PASTCHATS_REDACT`, `PASTCHATS_REDACT_ALLOW`)."""
+    from storage.redaction import Redaction
+
+    return Redaction(enabled=settings.redact, allow=tuple(settings.redact_allow))
 
 
 def open_library(settings: Settings, *, load_model: bool = True) -> Library:
@@ -35,6 +43,7 @@ def open_library(settings: Settings, *, load_model: bool = True) -> Library:
         cache_dir=settings.model_cache,
         load_model=load_model,
         derived_dir=derived_models_dir(),
+        redaction=redaction_from(settings),
     )
 
 
@@ -70,7 +79,13 @@ def open_for_reading(settings: Settings) -> Library:
     model, and without LanceDB unless opening has something to repair, as a server opens it."""
     from storage.library import Library
 
-    library = Library.open(settings.home, model_name=settings.model_name(), load_model=False, heal=False)
+    library = Library.open(
+        settings.home,
+        model_name=settings.model_name(),
+        load_model=False,
+        heal=False,
+        redaction=redaction_from(settings),
+    )
     if library.needs_repair():
         library.repair()
     return library
@@ -88,7 +103,13 @@ def open_for_serving(settings: Settings) -> Library:
     from storage.library import Library
 
     model = ModelLoad(settings.model_name(), settings.model_cache)
-    library = Library.open(settings.home, model_name=settings.model_name(), load_model=False, heal=False)
+    library = Library.open(
+        settings.home,
+        model_name=settings.model_name(),
+        load_model=False,
+        heal=False,
+        redaction=redaction_from(settings),
+    )
     library.prepare()
     library.use_model(*model.result())
     if library.needs_repair():

@@ -64,5 +64,8 @@ class Hiding:
     def pending_count(self) -> int:
         return max(self.store.pending_count() - self.store.pending_count(sorted(self.hidden)), 0)
 
+    def redactions(self) -> dict[str, dict[str, int]]:
+        return self.store.redactions(excluding=self.hidden)
+
     def disk_bytes(self) -> int:
         return self.store.disk_bytes()

@@ -9,6 +9,7 @@ its data is retried one conversation at a time, and a conversation that still fa
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from storage.embedding.embedder import Embedder, Vectors
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.quarantine import DATA_ERRORS, Quarantine, record_from_row
+from storage.redaction import Redaction
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, unit_time
 from storage.times import naive_utc
@@ -39,6 +41,7 @@ class IngestStats:
     chunks_reused: int = 0
     skipped: list[str] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
+    redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the chats written, by kind
 
     @property
     def written(self) -> int:
@@ -80,10 +83,13 @@ class Ingestor:
         lock: WriteLock,
         options: ChunkOptions = DEFAULT_OPTIONS,
         model_name: str | None = None,
+        redaction: Redaction | None = None,
     ):
         """`embedder` None: every new passage is stored awaiting its embedding (`model_name` names the
-        model its vectors will come from)."""
+        model its vectors will come from). `redaction`: how secrets are taken out of every conversation
+        before anything of it is written (default: redacted with every rule)."""
         self.options = options
+        self.redaction = redaction if redaction is not None else Redaction()
         self.store = store
         self.keywords = keywords
         self.embedder = embedder
@@ -105,10 +111,12 @@ class Ingestor:
         done = messages = 0
         for batch in _batches(conversations):
             unique: dict[str, Conversation] = {}
+            found: dict[str, Counter[str]] = {}
             for conversation in batch:
                 if conversation.id in unique:
                     stats.skipped.append(f"{conversation.id}: appears twice in this import; the last one was kept")
-                unique[conversation.id] = conversation
+                # Before the fingerprint: what is compared, stored, embedded and indexed is the redacted chat.
+                unique[conversation.id], found[conversation.id] = self.redaction.redact(conversation)
             stored = self.store.versions(list(unique))
             # One hash over every message per conversation, reused by every table written below.
             versions = {cid: conversation.fingerprint() for cid, conversation in unique.items()}
@@ -130,6 +138,7 @@ class Ingestor:
                     else:
                         stats.new += 1
                     stats.messages += len(conversation.messages)
+                    stats.redacted.update(found[conversation.id])
                 stats.chunks_embedded += embedded
                 stats.chunks_reused += reused
             done += len(batch)
@@ -180,7 +189,7 @@ class Ingestor:
     def _set_aside(self, conversation_id: str, record: Mapping[str, object], error: BaseException) -> str:
         """Quarantine one conversation (its record first, so nothing is lost), then drop it everywhere."""
         reason = " ".join(f"cannot be indexed: {error}".split())[:300]
-        self.quarantine.put([dict(record)], reason)
+        self.quarantine.put([self.redaction.redact_record(dict(record))], reason)
         self.store.delete([conversation_id])
         self.keywords.replace([conversation_id], [], {})
         return f"{reason}; set aside in {self.quarantine.directory}"
@@ -288,6 +297,21 @@ class Ingestor:
             batch = self._stored(ids[start : start + 64])
             chunks = [chunk for c in batch for chunk in chunk_conversation(c, self.model_name, self.options)]
             yield from _keyword_rows(batch, chunks)
+
+    def redact_stored(self, embed: bool = True) -> IngestStats:
+        """Redact the stored conversations as an import would now (the store holds chats imported before
+        redaction, or before its current rules): each changed one is written again, its old passages and
+        vectors dropped, and the keyword index rebuilt so that no segment keeps the old text."""
+
+        def stored() -> Iterator[Conversation]:
+            ids = self.store.conversation_ids()
+            for start in range(0, len(ids), 64):
+                yield from self._stored(ids[start : start + 64])
+
+        stats = self.ingest(stored(), embed=embed)
+        if stats.written:
+            self.rebuild_keywords()
+        return stats
 
     def reembed_all(self) -> None:
         """Re-derive everything (the embedding model changed): no vectors from two models are mixed."""

@@ -41,6 +41,7 @@ from storage.journal import DeletedWatch
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.recent import StoreStats, project_spellings, recent_page, store_stats
+from storage.redaction import Redaction
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.store_meta import STORE_FORMAT, read_meta, refuse_newer
@@ -76,9 +77,11 @@ class Library:
         model_name: str,
         load_error: str | None,
         chunk_options: ChunkOptions = DEFAULT_OPTIONS,
+        redaction: Redaction | None = None,
     ):
         self.home = home
         self.chunk_options = chunk_options
+        self.redaction = redaction if redaction is not None else Redaction()
         self.model_name = model_name
         self.embedder = embedder
         self.load_error = load_error
@@ -110,11 +113,14 @@ class Library:
         load_model: bool = True,
         heal: bool = True,
         derived_dir: Path | None = None,
+        redaction: Redaction | None = None,
     ) -> Library:
         """Open (creating if needed) the store in `home`. `embedder` overrides the model (tests);
         `load_model=False` opens it for reading and deleting only, without loading the model.
         `heal=False` leaves finishing a crashed write (and LanceDB) to the caller: `needs_repair`, `repair`.
         `derived_dir`: where the model's int8 copy for documents is kept (`FastEmbedder`); None: none.
+        `redaction`: how secrets are taken out of what is written (default: every rule, nothing allowed);
+        a store last redacted otherwise is redacted again when it is healed.
 
         If the model cannot load, the library still opens: search answers from the keyword leg and says so.
         """
@@ -131,7 +137,8 @@ class Library:
                 # INFO: commands say so in their own words (import, search notes, doctor)
                 log.info("%s; search will be keyword-only", exc)
                 error = str(exc)
-        library = cls(home, embedder, embedder.model_name if embedder else model_name, error, chunk_options)
+        name = embedder.model_name if embedder else model_name
+        library = cls(home, embedder, name, error, chunk_options, redaction)
         if heal:
             library._heal()
         return library
@@ -169,7 +176,7 @@ class Library:
         if self.lock.pending() or self.lock.deleting():
             return True
         meta = self._stored_meta()
-        if meta.get("format") != STORE_FORMAT:
+        if meta.get("format") != STORE_FORMAT or self._needs_redaction():
             return True
         if self.embedder is not None and (meta.get("model"), meta.get("dim")) != (self.model_name, self.embedder.dim):
             return True
@@ -227,31 +234,62 @@ class Library:
     def _stored_meta(self) -> dict[str, object]:
         return read_meta(self.home)
 
+    def _needs_redaction(self) -> bool:
+        """Whether stored chats may hold what this redaction would take out: written before redaction,
+        with older rules or a longer allow list. (Turning redaction off never rewrites what was redacted.)"""
+        return self.redaction.enabled and self._stored_meta().get("redaction") != self.redaction.stamp
+
+    def _redact_stored(self, ingestor: Ingestor) -> None:
+        """Redact what the store holds with today's rules, once; without the model, changed passages
+        wait for their embedding (keyword-searchable at once)."""
+        if not self._needs_redaction():
+            return
+        if self.store.conversation_ids():
+            log.warning("checking the chats stored in %s for secrets (once, with the current rules)", self.home)
+            stats = ingestor.redact_stored(embed=self.embedder is not None)
+            # The versions before the pass still hold the secrets: gone now unless a reader is mid-query,
+            # else at the next write or open once it cannot be (`LanceStore.prune`).
+            self.store.prune()
+            if stats.redacted:
+                counts = ", ".join(f"{kind} {n}" for kind, n in stats.redacted.most_common())
+                log.warning("redacted %d secret(s) in %d chat(s): %s", stats.redacted.total(), stats.written, counts)
+        if ingestor.quarantine.rewrite(self.redaction.redact_record):  # chats set aside hold no secret either
+            log.warning("redacted secrets in the chats set aside in %s", ingestor.quarantine.directory)
+        self._record_meta(redaction=self.redaction.stamp)
+
+    def _record_meta(self, **values: object) -> None:
+        (self.home / "store.json").write_text(json.dumps(self._stored_meta() | values), encoding="utf-8")
+
     def _older_format(self) -> int | None:
         """The stored format when it is older than this pastchats' (None when current or unrecorded)."""
         found = self._stored_meta().get("format")
         return found if isinstance(found, int) and found < STORE_FORMAT else None
 
     def _write_meta(self) -> None:
+        """Record what the store now holds: its format and model, and that chats written with redaction
+        off may hold secrets (so turning it on again redacts them)."""
+        stored = self._stored_meta()
+        meta = stored | ({"redaction": "off"} if not self.redaction.enabled else {})
         if self.embedder is not None:
-            meta: dict[str, object] = {
-                "format": STORE_FORMAT,
-                "model": self.embedder.model_name,
-                "dim": self.embedder.dim,
-            }
-        else:
+            meta |= {"format": STORE_FORMAT, "model": self.embedder.model_name, "dim": self.embedder.dim}
+        elif not stored:
             # Without a loaded model, only a missing record is written: the model on record stays the
             # one the vectors come from (a command run with another PASTCHATS_MODEL must not change it).
-            if self._stored_meta():
-                return
-            meta = {"format": STORE_FORMAT, "model": self.model_name, "dim": self.store.dim}
-        (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
+            meta |= {"format": STORE_FORMAT, "model": self.model_name, "dim": self.store.dim}
+        if meta != stored:
+            (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
 
     def _ingestor(self) -> Ingestor:
         """Without a model the ingestor writes passages awaiting embedding (keyword-searchable at once):
         an import never refuses for want of the model."""
         return Ingestor(
-            self.store, self.keywords, self.embedder, self.lock, self.chunk_options, model_name=self.model_name
+            self.store,
+            self.keywords,
+            self.embedder,
+            self.lock,
+            self.chunk_options,
+            model_name=self.model_name,
+            redaction=self.redaction,
         )
 
     def _heal(self) -> None:
@@ -285,14 +323,19 @@ class Library:
                     if self.keywords.doc_count() != self.store.chunk_count():
                         log.warning("keyword index out of step with the store: rebuilding it")
                         ingestor.rebuild_keywords()
-                elif self._older_format() == 3:  # its copies are dropped above; the rest needs no model
+                elif (older := self._older_format()) is not None and older >= 3:  # the rest needs no model
                     log.warning(
-                        "migrating the store in %s from format 3 to %d (once; no chat is lost)", self.home, STORE_FORMAT
+                        "migrating the store in %s from format %d to %d (once; no chat is lost)",
+                        self.home,
+                        older,
+                        STORE_FORMAT,
                     )
                     self._rebuild_catalog = True
-                    (self.home / "store.json").write_text(
-                        json.dumps(self._stored_meta() | {"format": STORE_FORMAT}), encoding="utf-8"
-                    )
+                    self._record_meta(format=STORE_FORMAT)
+                if (
+                    self._older_format() is None
+                ):  # redacted as today's chats are (a format 1-2 store waits for the model)
+                    self._redact_stored(self._ingestor())
                 if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost
                     log.info("building the vector matrix (%d passages)", self.store.build_matrix())
                 self.store.prune()  # what the last writes superseded, once no reader can still need it

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,3 +73,25 @@ class Quarantine:
             with path.open("rb") as handle:
                 total += sum(1 for line in handle if line.strip())
         return total
+
+    def rewrite(self, change: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
+        """Pass every record set aside through `change` (e.g. redaction with newer rules), each file
+        replaced whole; returns how many records changed. A line that is not a record stays as it is."""
+        changed = 0
+        for path in sorted(self.directory.glob("*.jsonl")) if self.directory.is_dir() else []:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            out = []
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    out.append(line)
+                    continue
+                new = change(record) if isinstance(record, dict) else record
+                changed += new != record
+                out.append(json.dumps(new, ensure_ascii=False, default=str))
+            if out != lines:
+                temporary = path.with_suffix(".jsonl.tmp")
+                temporary.write_text("".join(line + "\n" for line in out), encoding="utf-8")
+                os.replace(temporary, path)
+        return changed

@@ -5,7 +5,7 @@ chats a delete committed to (`storage.hiding`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -46,6 +46,7 @@ class ChatSource(Protocol):
     def column_counts(self, column: str) -> dict[str, int]: ...
     def counts(self) -> tuple[int, int, int]: ...
     def pending_count(self) -> int: ...
+    def redactions(self) -> dict[str, dict[str, int]]: ...
     def disk_bytes(self) -> int: ...
 
 
@@ -77,6 +78,7 @@ class StoreStats:
     model: str
     disk_bytes: int
     awaiting_embeddings: int = 0
+    redacted: dict[str, dict[str, int]] = field(default_factory=dict)  # secrets redacted, per source and kind
 
 
 def store_stats(source: ChatSource, home: Path, model: str) -> StoreStats:
@@ -94,6 +96,7 @@ def store_stats(source: ChatSource, home: Path, model: str) -> StoreStats:
         model=model,
         disk_bytes=source.disk_bytes(),
         awaiting_embeddings=source.pending_count(),
+        redacted=source.redactions(),
     )
 
 

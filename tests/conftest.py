@@ -71,3 +71,23 @@ def corpus_library(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Pa
     assert stats.new == CORPUS_CHATS
     yield lib
     lib.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CLI commands open the store with the fast test embedder (the real model is covered end to end),
+    redacting as the settings say."""
+    from server.settings import Settings
+    from server.wiring import redaction_from
+    from storage.embedding.embedder import HashEmbedder
+    from storage.library import Library
+
+    def open_library(settings: Settings, **_: object) -> Library:
+        return Library.open(settings.home, embedder=HashEmbedder(), redaction=redaction_from(settings))
+
+    monkeypatch.setattr("server.wiring.open_library", open_library)

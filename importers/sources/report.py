@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -44,6 +45,7 @@ class Outcome:
     conversations_skipped: list[Skip] = field(default_factory=list)
     messages: int = 0
     chunks_embedded: int = 0
+    secrets_redacted: dict[str, int] = field(default_factory=dict)  # by kind, in the chats written
     notes: list[str] = field(default_factory=list)
 
     def record(self, stats: IngestStats) -> None:
@@ -53,13 +55,19 @@ class Outcome:
         self.conversations_unchanged += stats.unchanged
         self.messages += stats.messages
         self.chunks_embedded += stats.chunks_embedded
+        redacted = Counter(self.secrets_redacted) + stats.redacted
+        self.secrets_redacted = dict(redacted.most_common())
         self.conversations_skipped += [Skip("store", reason) for reason in stats.skipped]
 
     def counts(self) -> str:
-        return (
+        text = (
             f"{self.conversations_new} new, {self.conversations_updated} updated, "
             f"{self.conversations_unchanged} unchanged, {len(self.conversations_skipped)} skipped"
         )
+        if self.secrets_redacted:
+            kinds = ", ".join(f"{kind} {n}" for kind, n in self.secrets_redacted.items())
+            text += f" · {sum(self.secrets_redacted.values())} secrets redacted ({kinds})"
+        return text
 
 
 @dataclass(kw_only=True)

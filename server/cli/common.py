@@ -117,10 +117,11 @@ def emit(output: BaseModel, text: str, as_json: bool) -> None:
     click.echo(output.model_dump_json(indent=2) if as_json else text)
 
 
-def stats_text(source: Library, as_json: bool) -> str:
+def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str:
+    """`redacting`: whether secrets are redacted as chats are written (`PASTCHATS_REDACT`)."""
     info = source.stats()
     if as_json:
-        return json.dumps(dataclasses.asdict(info), indent=2, default=str)
+        return json.dumps(dataclasses.asdict(info) | {"redaction": redacting}, indent=2, default=str)
 
     def counts(values: dict[str, int]) -> str:
         return ", ".join(f"{k} {v}" for k, v in sorted(values.items(), key=lambda kv: -kv[1])) or "none"
@@ -132,12 +133,28 @@ def stats_text(source: Library, as_json: bool) -> str:
         f"Sources: {counts(info.sources)}\nProjects: {counts(info.projects)}\n"
         f"Time span: {span}\nModel: {info.model}"
     )
+    text += "\n" + redaction_text(info.redacted, redacting)
     if info.awaiting_embeddings:
         text += (
             f"\nAwaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; "
             "`pastchats model install` embeds them."
         )
     return text
+
+
+def redaction_text(redacted: dict[str, dict[str, int]], enabled: bool) -> str:
+    """`stats`' line on secrets: how many of each kind were replaced, per source."""
+    if not enabled:
+        off = "Secrets: redaction is OFF (PASTCHATS_REDACT=off): chats are stored verbatim, secrets included"
+        return off + (f"; redacted before it was turned off: {_redacted(redacted)}" if redacted else "")
+    return f"Secrets redacted: {_redacted(redacted)}" if redacted else "Secrets redacted: none found"
+
+
+def _redacted(redacted: dict[str, dict[str, int]]) -> str:
+    return "; ".join(
+        f"{source} {sum(kinds.values())} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
+        for source, kinds in redacted.items()
+    )
 
 
 def recent_text(

@@ -125,10 +125,10 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
 @json_option
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
-    """What the store holds: chats, messages, sources, projects, time span, model, size."""
+    """What the store holds: chats, messages, sources, projects, time span, model, size, secrets redacted."""
     settings = make_settings(ctx)
     with reading(settings) as library:
-        text = stats_text(library, as_json)
+        text = stats_text(library, as_json, redacting=settings.redact)
     click.echo(text)
 
 

@@ -21,6 +21,7 @@ import logging
 import os
 import sqlite3
 import zlib
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from storage.errors import StoreError
 from storage.recent import StoreStats, preview_spans, recent_page, store_stats
+from storage.redaction import redaction_counts
 from storage.store_meta import refuse_newer
 from storage.times import naive_utc
 
@@ -43,8 +45,8 @@ log = logging.getLogger(__name__)
 FILE = "catalog.sqlite"
 # 1: state as JSON values. 2: plain SQL values, store.json recorded. 3: every chat's messages, for
 # `read` and `export`. 4: the store's one read model (per chat, its passages' counts too), the LanceDB
-# messages table gone.
-FORMAT = 4
+# messages table gone. 5: the secrets redacted in each chat, by kind.
+FORMAT = 5
 TABLES = ("conversations", "chunks")
 JOURNAL = "journal.json"
 # The chats table's columns but its messages (a listing reads only the preview).
@@ -58,7 +60,8 @@ BATCH = 200  # chats read or written per query
 _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
 
 # state: the catalog's format and the store's totals;
-# stamps: each LanceDB table's newest manifest; column_counts: `stats`' sources and projects, in order.
+# stamps: each LanceDB table's newest manifest; column_counts: `stats`' sources and projects, in order;
+# redactions: the secrets redacted in each chat, by kind (counted from its placeholders).
 # Every listing by time reads (updated, id) of every chat, some by project: from this index alone, not
 # the table, whose rows hold each chat's messages.
 SCHEMA = """
@@ -71,6 +74,7 @@ CREATE TABLE chats (
     preview TEXT NOT NULL, messages BLOB NOT NULL, chunks INTEGER NOT NULL, pending INTEGER NOT NULL
 );
 CREATE INDEX chats_timeline ON chats (updated, project, id);
+CREATE TABLE redactions (id TEXT, source TEXT, kind TEXT, count INTEGER, PRIMARY KEY (id, kind));
 """
 
 
@@ -305,6 +309,19 @@ class Catalog:
                     counts[value] -= count
         return {value: count for value, count in counts.items() if count > 0}
 
+    def redactions(self, excluding: frozenset[str] = frozenset()) -> dict[str, dict[str, int]]:
+        """Secrets redacted, per source and kind (most first), in the chats not in `excluding`."""
+        totals: dict[str, Counter[str]] = {}
+        query = "SELECT source, kind, sum(count) FROM redactions GROUP BY source, kind"
+        for source, kind, count in self._db.execute(query):
+            totals.setdefault(source, Counter())[kind] += count
+        for batch in self._batches(sorted(excluding)):
+            rows = self._db.execute(f"SELECT source, kind, count FROM redactions WHERE id IN ({_marks(batch)})", batch)
+            for source, kind, count in rows:
+                totals[source][kind] -= count
+        kept = {source: {k: n for k, n in kinds.most_common() if n > 0} for source, kinds in sorted(totals.items())}
+        return {source: kinds for source, kinds in kept.items() if kinds}
+
     def disk_bytes(self) -> int:
         return tree_bytes(self.path)
 
@@ -510,11 +527,13 @@ def refresh(home: Path, store: Truth, ids: Sequence[str] | None) -> None:
             connection.execute("DELETE FROM stamps")  # reflects no table version: rebuilt whole next time
 
 
-def _chat_rows(store: Truth, ids: Sequence[str]) -> list[tuple[Any, ...]]:
-    """Catalog rows for these chats, from the conversations table and the passages' counts."""
+def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """Catalog rows for these chats, from the conversations table and the passages' counts, and their
+    redactions' rows."""
     stored = store.conversation_rows(ids)
     passages = store.passage_counts(list(stored))
     rows = []
+    redacted: list[tuple[str, str, str, int]] = []
     for cid in ids:
         if cid not in stored:
             continue
@@ -528,6 +547,8 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> list[tuple[Any, ...]]:
         shown = [m for m in held if any(first <= m[1] <= last for first, last in spans)]
         times = [int(m[4]) for m in held if m[4] is not None]
         chunks, pending = passages.get(cid, (0, 0))
+        found = redaction_counts([conversation.title, *(m.text for m in conversation.messages)])
+        redacted.extend((cid, conversation.source, kind, n) for kind, n in found.items())
         rows.append(
             (
                 cid,
@@ -547,7 +568,7 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> list[tuple[Any, ...]]:
                 pending,
             )
         )
-    return rows
+    return rows, redacted
 
 
 def _write_state(connection: sqlite3.Connection, home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
@@ -578,7 +599,10 @@ def _write(connection: sqlite3.Connection, store: Truth, ids: Sequence[str], *, 
         batch = list(ids[start : start + BATCH])
         if not fresh:
             connection.execute(f"DELETE FROM chats WHERE id IN ({_marks(batch)})", batch)
-        connection.executemany(insert, _chat_rows(store, batch))
+            connection.execute(f"DELETE FROM redactions WHERE id IN ({_marks(batch)})", batch)
+        chats, redacted = _chat_rows(store, batch)
+        connection.executemany(insert, chats)
+        connection.executemany("INSERT INTO redactions VALUES (?, ?, ?, ?)", redacted)
 
 
 def _rebuild(home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:

@@ -120,7 +120,7 @@ class Library:
 
         If the model cannot load, the library still opens: search answers from the keyword leg and says so.
         A store that other users could read (written before pastchats kept it owner-only, or loosened
-        since) is made owner-only, and that is said once (~4 µs a file, ~0.5 ms at 100k messages).
+        since) is made owner-only, and that is said once (the walk: ~0.6 ms at 100k messages, ~4 µs an archived log).
         """
         home = make_folder(home.expanduser())
         refuse_newer(home)

@@ -48,7 +48,7 @@ def open_private(path: str | os.PathLike[str], flags: int) -> int:
 def exposed(root: Path) -> Iterator[Path]:
     """`root` and everything below it that other users may read, write or enter. Links are not
     followed (what one points to is not pastchats'), and entries of another owner are left out (only
-    their owner can change them). One `lstat` an entry, ~4 µs: a 100k-message store is ~100 entries."""
+    their owner can change them). One `lstat` an entry, ~4-7 µs: a 100k-message store is ~100 entries."""
     if not POSIX:
         return
     uid = os.getuid()

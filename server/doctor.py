@@ -1,7 +1,7 @@
 """`pastchats doctor`: is everything a client needs in place? Each problem comes with the command that fixes it.
 
 Checks, in the order a new user meets them: the embedding model, the store, the secrets redacted in it,
-the agent logs `sync` would read, and the MCP clients configured to start pastchats.
+who else can read it, the agent logs `sync` would read, and the MCP clients configured to start pastchats.
 """
 
 from __future__ import annotations
@@ -77,6 +77,34 @@ def check_secrets(settings: Settings) -> Check:
     return Check("secrets", True, f"redacted at import: {summary}", None, details)
 
 
+def check_permissions(settings: Settings) -> Check:
+    """The store (its archive of agent logs included) and pastchats' own model cache are their user's
+    alone. Opening the store makes them so; this finds what was loosened since (a chmod, a restore)."""
+    from server.settings import own_cache
+    from storage.owner_only import exposed
+
+    home = settings.home.expanduser()
+    places = {"store": home, "model cache": own_cache()}
+    found = {name: list(exposed(root)) for name, root in places.items()}
+    archive = home / "archive"
+    archived = sum(path == archive or archive in path.parents for path in found["store"])
+    details: dict[str, Any] = {
+        "exposed": {name: len(paths) for name, paths in found.items()},
+        "archive": archived,
+        "examples": [str(path) for paths in found.values() for path in paths[:3]],
+    }
+    if not any(found.values()):
+        return Check("permissions", True, "the store and the model cache are readable by you alone", None, details)
+    where = []
+    if found["store"]:
+        of_which = f", {archived} in its archive of agent logs" if archived else ""
+        where.append(f"{len(found['store'])} in the store at {home}{of_which}")
+    if found["model cache"]:
+        where.append(f"{len(found['model cache'])} in pastchats' model cache at {own_cache()}")
+    summary = "other users of this machine can read files and folders: " + "; ".join(where)
+    return Check("permissions", False, summary, "pastchats doctor --fix", details)
+
+
 def check_sources(settings: Settings) -> Check:
     from importers.sources.discovery import discover
 
@@ -122,7 +150,14 @@ def check_clients(settings: Settings) -> Check:
 def run_checks(settings: Settings) -> list[Check]:
     model = check_model(settings)
     store = check_store(settings, model.ok)
-    return [model, store, check_secrets(settings), check_sources(settings), check_clients(settings)]
+    return [
+        model,
+        store,
+        check_secrets(settings),
+        check_permissions(settings),
+        check_sources(settings),
+        check_clients(settings),
+    ]
 
 
 def render(checks: list[Check]) -> str:

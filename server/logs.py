@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Protocol
 
+from storage.owner_only import make_folder
+
 
 class LogSettings(Protocol):
     """What logging reads of the settings (`Settings`, or the read-only commands' `QuickSettings`)."""
@@ -23,7 +25,7 @@ NOISY = ("httpx", "uvicorn.access", "lance", "lancedb", "fastembed")
 def configure_logging(settings: LogSettings) -> None:
     handler: logging.Handler
     if settings.log_file is not None:
-        settings.log_file.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(settings.log_file.parent)
         handler = logging.FileHandler(settings.log_file, encoding="utf-8")
     else:
         handler = logging.StreamHandler(sys.stderr)

@@ -38,9 +38,14 @@ def default_home() -> Path:
     return Path(platformdirs.user_data_dir("pastchats", appauthor=False))
 
 
+def own_cache() -> Path:
+    """pastchats' own folder in the platform's user cache dir (its models and what it derives from them)."""
+    return Path(platformdirs.user_cache_dir("pastchats", appauthor=False))
+
+
 def default_model_cache() -> Path:
     """pastchats' own model cache: every process finds it, whatever environment a client gives it."""
-    return Path(platformdirs.user_cache_dir("pastchats", appauthor=False)) / "models"
+    return own_cache() / "models"
 
 
 def derived_models_dir() -> Path:
@@ -56,6 +61,7 @@ __all__ = [
     "default_home",
     "default_model_cache",
     "derived_models_dir",
+    "own_cache",
 ]
 
 

@@ -8,15 +8,20 @@ Where each client keeps its user-level config (macOS; Windows; Linux), and its s
 - vscode, user profile: ~/Library/Application Support/Code/User/mcp.json; %APPDATA%\\Code\\User\\mcp.json;
   ~/.config/Code/User/mcp.json. `servers`, typed (`"type": "stdio"`).
 
-Everything else in the file is kept as it was; the old file is backed up before it is replaced.
+Everything else in the file is kept as it was; the old file is backed up before it is replaced. The
+file keeps its mode and owner (Claude Code keeps ~/.claude.json 0600: it holds account identifiers),
+and so does its backup; a config this creates is owner-only. Setup never lets more people read a file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import stat
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from storage.errors import PastchatsError
+from storage.owner_only import make_folder
 
 SERVER_NAME = "pastchats"
 System = Literal["Darwin", "Windows", "Linux"]
@@ -143,16 +149,39 @@ def write_entry(client: str, path: Path, ours: dict[str, Any], now: datetime | N
     updated = merged(client, config, ours)
     if path.exists() and updated == config:
         return SetupResult(path, False, None, ours)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    target = path.resolve() if path.is_symlink() else path  # a config kept elsewhere (dotfiles) stays there
+    make_folder(target.parent)
+    try:
+        original: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        original = None
     backup = None
-    if path.exists():
+    if original is not None:
         stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S")
-        backup = path.with_name(f"{path.name}.{stamp}.bak")
-        shutil.copy2(path, backup)
-    staging = path.with_name(f".{path.name}.pastchats-tmp")
-    staging.write_text(json.dumps(updated, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(staging, path)
+        backup = target.with_name(f"{target.name}.{stamp}.bak")
+        _write_like(backup, target.read_bytes(), original)
+    _write_like(target, (json.dumps(updated, indent=2, ensure_ascii=False) + "\n").encode(), original)
     return SetupResult(path, True, backup, ours)
+
+
+def _write_like(target: Path, data: bytes, like: os.stat_result | None) -> None:
+    """Write `target` whole or not at all, with the mode and owner of `like` (the file it replaces or
+    backs up), or owner-only when there is none: written owner-only in the same folder, synced, given
+    those, then renamed into place, so nobody can read it in between and no reader sees half of it."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pastchats-tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+            if like is not None and os.name != "nt":
+                if (like.st_uid, like.st_gid) != (os.getuid(), os.getgid()):
+                    with contextlib.suppress(PermissionError):  # only root may give a file away; it stays ours
+                        os.fchown(file.fileno(), like.st_uid, like.st_gid)
+                os.fchmod(file.fileno(), stat.S_IMODE(like.st_mode))
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def configured_entry(client: str, path: Path) -> dict[str, Any] | None:

@@ -32,11 +32,27 @@ def redaction_from(settings: Settings) -> Redaction:
     return Redaction(enabled=settings.redact, allow=tuple(settings.redact_allow))
 
 
+def tighten_own_cache() -> None:
+    """pastchats' own model cache, made its user's alone if it was not (made by an older pastchats, or
+    loosened since), saying so once. A cache elsewhere (`FASTEMBED_CACHE_PATH`) is the user's to set."""
+    from server.settings import own_cache
+    from storage.owner_only import tighten
+
+    if loosened := tighten(own_cache()):
+        log.warning(
+            "made pastchats' model cache in %s owner-only: %d file(s) and folder(s) in it could be read by "
+            "other users of this machine",
+            own_cache(),
+            loosened,
+        )
+
+
 def open_library(settings: Settings, *, load_model: bool = True) -> Library:
     """The real library, with the configured model (not loaded for commands that only read or delete)."""
     from server.settings import derived_models_dir
     from storage.library import Library  # deferred: pulls in lancedb (start-up speed)
 
+    tighten_own_cache()
     return Library.open(
         settings.home,
         model_name=settings.model_name(),
@@ -102,6 +118,7 @@ def open_for_serving(settings: Settings) -> Library:
     from storage.embedding.embedder import FastEmbedder
     from storage.library import Library
 
+    tighten_own_cache()
     model = ModelLoad(settings.model_name(), settings.model_cache)
     library = Library.open(
         settings.home,

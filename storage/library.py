@@ -6,7 +6,8 @@ Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (
 `vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.stores.vector_matrix`),
 `catalog.sqlite` (every chat's metadata and messages: what every read shows, derived, read without
 LanceDB: `storage.stores.catalog`),
-`store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`.
+`store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`. The
+store is its user's alone (`storage.owner_only`): opening makes it so.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from storage.ingest import Ingestor, IngestProgress, IngestStats
 from storage.journal import DeletedWatch
 from storage.locks import WriteLock
 from storage.models import Conversation
+from storage.owner_only import make_folder, tighten
 from storage.recent import StoreStats, project_spellings, recent_page, store_stats
 from storage.redaction import Redaction
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
@@ -123,10 +125,18 @@ class Library:
         a store last redacted otherwise is redacted again when it is healed.
 
         If the model cannot load, the library still opens: search answers from the keyword leg and says so.
+        A store that other users could read (written before pastchats kept it owner-only, or loosened
+        since) is made owner-only, and that is said once (the walk: ~0.6 ms at 100k messages, ~4 µs an archived log).
         """
-        home = home.expanduser()
-        home.mkdir(parents=True, exist_ok=True)
+        home = make_folder(home.expanduser())
         refuse_newer(home)
+        if loosened := tighten(home):
+            log.warning(
+                "made the store in %s owner-only: %d file(s) and folder(s) in it could be read by other users "
+                "of this machine",
+                home,
+                loosened,
+            )
         error = None
         if embedder is None and not load_model:
             error = "not loaded for this command"

@@ -34,11 +34,12 @@ from filelock import FileLock, Timeout
 from storage.errors import StoreBusy
 from storage.journal import FILE as JOURNAL
 from storage.journal import load_journal, save_journal
+from storage.owner_only import FILE_MODE
 
 
 class WriteLock:
     def __init__(self, home: Path, on_acquire: Callable[[], None] | None = None):
-        self._lock = FileLock(str(home / "write.lock"))
+        self._lock = FileLock(str(home / "write.lock"), mode=FILE_MODE)
         self.journal_path = home / JOURNAL
         # The ids named by `begin` during the current holds: what they wrote, for the catalog to re-read
         # (each hold drops its own when it ends: `Library._writing`).
@@ -166,7 +167,7 @@ class Readers:
         if fcntl is None:
             return None
         try:
-            return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            return os.open(self.path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         except OSError:  # a read-only store: nobody can clean it up either
             return None
 

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from storage.owner_only import make_folder, open_private
+
 log = logging.getLogger(__name__)
 
 # What a conversation's own data can make a write raise (pyarrow's ArrowInvalid is a ValueError,
@@ -48,9 +50,9 @@ class Quarantine:
 
     def put(self, records: Sequence[Mapping[str, Any]], reason: str) -> Path:
         """Append the records (plain format) with the reason; returns the file they went to."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        make_folder(self.directory)
         path = self.directory / f"{datetime.now(UTC):%Y-%m-%d}.jsonl"
-        with path.open("a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", opener=open_private) as handle:
             for record in records:
                 line = json.dumps({**record, "quarantined": reason}, ensure_ascii=False, default=str)
                 handle.write(line + "\n")

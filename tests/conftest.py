@@ -51,6 +51,16 @@ def derived_models_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> 
             os.environ[name] = value
 
 
+@pytest.fixture(scope="session", autouse=True)
+def owner_only_files() -> None:
+    """Stores built in a test's own process are made as every pastchats entry point makes them: under
+    the owner-only umask (`storage.owner_only.restrict_new_files`). Tests of that umask itself start
+    their commands from a permissive one."""
+    from storage.owner_only import restrict_new_files
+
+    restrict_new_files()
+
+
 @pytest.fixture(autouse=True)
 def no_background_sync_of_the_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
     """Servers built in tests never sync this machine's own agent logs; tests that sync opt in."""

@@ -3,7 +3,8 @@
 Claude Code deletes transcripts after 30 days and other agents prune or rewrite theirs; the archive
 keeps what was indexed so the chats can be re-imported (`pastchats import home/archive/<format>`) after
 the source is gone. The source's absolute path is mirrored below the format's folder (the drive or
-root becomes the first part), so two sources never share a copy.
+root becomes the first part), so two sources never share a copy. The copies hold the logs verbatim
+(secrets included): like the whole store, they are their user's alone (`storage.owner_only`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import re
 import shutil
 import sqlite3
 from pathlib import Path, PurePath
+
+from storage.owner_only import make_folder, open_private
 
 __all__ = ["Archive"]
 
@@ -64,9 +67,9 @@ class Archive:
     def copy(self, source: Path, relative: str) -> int:
         """Replace the copy with the whole source file; returns its size."""
         target = self.path(relative)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent)
         tmp = target.with_name(target.name + ".tmp")
-        with source.open("rb") as src, tmp.open("wb") as dst:
+        with source.open("rb") as src, open(tmp, "wb", opener=open_private) as dst:
             shutil.copyfileobj(src, dst, _BLOCK)
             dst.flush()
             os.fsync(dst.fileno())
@@ -83,16 +86,17 @@ class Archive:
                 return 0
         except OSError:
             pass
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent)
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_bytes(data)
+        with open(tmp, "wb", opener=open_private) as dst:
+            dst.write(data)
         os.replace(tmp, target)
         return len(data)
 
     def backup_sqlite(self, source: Path, relative: str) -> None:
         """A consistent copy of a live SQLite database (WAL included), read through a read-only connection."""
         target = self.path(relative)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(target.parent)
         tmp = target.with_name(target.name + ".tmp")
         tmp.unlink(missing_ok=True)
         src = sqlite3.connect(source.resolve().as_uri() + "?mode=ro", uri=True, timeout=2)

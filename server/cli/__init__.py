@@ -3,6 +3,9 @@
 One click group; each family of commands lives in its own module, and every command imports what it
 needs (the store, the model, the MCP SDK) inside its body, so that `--help` and argument errors stay
 quick.
+
+The group's callback runs before every command, and first restricts the umask: whatever a command
+creates (LanceDB's and Tantivy's files included, and those of the processes it starts) is owner-only.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import click
 
 from server.cli import data, model, query, serve, setup
 from server.cli.common import PastchatsGroup
+from storage.owner_only import restrict_new_files
 
 __all__ = ["cli", "main"]
 
@@ -25,6 +29,7 @@ __all__ = ["cli", "main"]
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) -> None:
     """A local, searchable memory of your past chats, for any MCP client."""
+    restrict_new_files()
     levels = {0: None, 1: "INFO"}
     ctx.ensure_object(dict).update(home=home, model=model, log_level=levels.get(verbose, "DEBUG"))
 

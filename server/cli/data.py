@@ -14,6 +14,7 @@ from typing import Literal
 import click
 
 from server.cli.common import ISO, json_option, make_settings, opened, reading
+from storage.owner_only import open_private
 
 
 class FormatChoice(click.Choice[str]):
@@ -219,7 +220,8 @@ def export(
             count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
         else:
             try:
-                with open(out, "w", encoding="utf-8") as handle:
+                # a new file is owner-only, like the store it comes from; an existing one keeps its mode
+                with open(out, "w", encoding="utf-8", opener=open_private) as handle:
                     count = export_chats(library, handle, project=project, source=source, format=format_)
             except OSError as exc:
                 raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None

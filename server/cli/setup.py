@@ -60,7 +60,11 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
-@click.option("--fix", is_flag=True, help="Repair the store and embed what awaits embedding, then check again.")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Repair the store, make it owner-only, embed what awaits embedding, then check again.",
+)
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     """Check the model, the store, the agent logs sync finds, and the configured clients.
@@ -73,7 +77,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     if fix:
         from server.embedding import embed_with_progress
 
-        with opened(settings) as library:  # opening repairs; then the waiting passages are embedded
+        with opened(settings) as library:  # opening repairs and tightens; then the waiting passages are embedded
             embed_with_progress(library, show=not as_json)
     checks = run_checks(settings)
     if as_json:

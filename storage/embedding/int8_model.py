@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from storage.defaults import DEFAULT_MODEL
+from storage.owner_only import make_folder, restrict_new_files
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ def quantize(source: Path, target: Path, keep_float: Sequence[str]) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     std_logging.getLogger().setLevel(std_logging.ERROR)  # the quantiser's advice on pre-processing
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(target.parent)
     handle, temporary = tempfile.mkstemp(prefix=".quantizing-", suffix=".onnx", dir=target.parent)
     os.close(handle)
     try:
@@ -100,8 +101,7 @@ def quantize(source: Path, target: Path, keep_float: Sequence[str]) -> None:
             reduce_range=False,
             weight_type=QuantType.QInt8,
         )
-        os.chmod(temporary, 0o644)  # as readable as the model it comes from (mkstemp makes it private)
-        os.replace(temporary, target)
+        os.replace(temporary, target)  # owner-only, as mkstemp made it: like every file pastchats writes
     finally:
         Path(temporary).unlink(missing_ok=True)
 
@@ -132,8 +132,7 @@ def with_tokenizer(target: Path, snapshot: Path) -> Path:
             handle, temporary = tempfile.mkstemp(prefix=".copying-", dir=target.parent)
             os.close(handle)
             try:
-                shutil.copyfile(source, temporary)
-                os.chmod(temporary, 0o644)
+                shutil.copyfile(source, temporary)  # into mkstemp's owner-only file
                 os.replace(temporary, copy)
             finally:
                 Path(temporary).unlink(missing_ok=True)
@@ -235,6 +234,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: python -m storage.embedding.int8_model SOURCE TARGET [FLOAT_NODE ...]", file=sys.stderr)
         return 2
+    restrict_new_files()  # an entry point of its own: what onnxruntime writes is owner-only too
     quantize(Path(argv[0]), Path(argv[1]), argv[2:])
     return 0
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from storage.defaults import DEFAULT_MODEL
 from storage.errors import PastchatsError
+from storage.owner_only import make_folder
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -141,7 +142,7 @@ def download(info: ModelInfo, cache_dir: Path) -> Path:
     route_fastembed_logs()
     from fastembed import TextEmbedding
 
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(cache_dir)
     for kind in TextEmbedding.EMBEDDINGS_REGISTRY:
         if any(d.model.lower() == info.name.lower() for d in kind._list_supported_models()):
             description = kind._get_model_description(info.name)
@@ -160,7 +161,7 @@ def _copy_tree(source: Path, target: Path) -> None:
     """Copy files (following links, as hub caches link snapshots to blobs) without their read-only modes."""
     for root, _dirs, names in os.walk(source, followlinks=True):
         here = target / Path(root).relative_to(source)
-        here.mkdir(parents=True, exist_ok=True)
+        make_folder(here)
         for name in names:
             shutil.copyfile(Path(root) / name, here / name)
 
@@ -192,7 +193,7 @@ def install_from(info: ModelInfo, source: Path, cache_dir: Path) -> Path:
             f"{source} holds no copy of {info.name}: expected a fastembed cache folder with {info.folder}/ "
             f"in it, or a folder with {', '.join(info.files)}"
         )
-    cache_dir.mkdir(parents=True, exist_ok=True)
+    make_folder(cache_dir)
     final = cache_dir / info.folder
     # Build the copy beside its final place, then swap it in: an interrupted copy leaves no half model.
     staging = Path(tempfile.mkdtemp(prefix=".installing-", dir=cache_dir))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +162,42 @@ def test_a_client_configured_with_a_command_that_no_longer_exists_is_reported(
     result, checks = doctor(machine)
     assert result.exit_code == 1
     assert checks["clients"]["fix"] == "pastchats setup cursor"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows keeps the store private by its folder's ACL")
+def test_a_store_archive_or_model_cache_others_can_read_is_reported_and_tightened_by_the_fix(
+    machine: dict[str, str], model_cache_dir: Path, tmp_path: Path
+) -> None:
+    env = {**machine, "XDG_CACHE_HOME": str(tmp_path / "cache")}  # pastchats' own cache, of this test
+    healthy(env, model_cache_dir)
+    home = Path(env["PASTCHATS_HOME"])
+    copy = home / "archive" / "claude-code" / "home" / "ana" / "session.jsonl"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("{}\n", encoding="utf-8")
+    derived = tmp_path / "cache" / "pastchats" / "models" / "derived" / "model.onnx"
+    derived.parent.mkdir(parents=True)
+    derived.write_bytes(b"onnx")
+    # someone (a restore from backup, a chmod) let other users in again
+    for path in (home, home / "store.json", copy, derived):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+    result, checks = doctor(env)
+    assert result.exit_code == 1
+    permissions = checks["permissions"]
+    assert not permissions["ok"]
+    assert permissions["summary"] == (
+        f"other users of this machine can read files and folders: 3 in the store at {home}, 1 in its archive of "
+        f"agent logs; 1 in pastchats' model cache at {tmp_path / 'cache' / 'pastchats'}"
+    )
+    assert permissions["details"]["exposed"] == {"store": 3, "model cache": 1}
+    assert permissions["fix"] == "pastchats doctor --fix"
+
+    fixed, checks = doctor(env, "--fix")
+    assert fixed.exit_code == 0, fixed.output
+    assert checks["permissions"]["ok"]
+    assert [oct(stat.S_IMODE(p.stat().st_mode)) for p in (home, home / "store.json", copy, derived)] == [
+        "0o700",
+        "0o600",
+        "0o600",
+        "0o600",
+    ]

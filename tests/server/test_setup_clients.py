@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from server.cli import cli
-from server.setup_clients import default_config_path
+from server.setup_clients import default_config_path, write_entry
 
 CLIENTS = ["claude-desktop", "claude-code", "cursor", "vscode"]
 SERVERS_KEY = {"claude-desktop": "mcpServers", "claude-code": "mcpServers", "cursor": "mcpServers", "vscode": "servers"}
@@ -163,3 +165,81 @@ def test_the_example_claude_desktop_config_is_a_working_entry() -> None:
     result = CliRunner(env=entry.get("env", {})).invoke(cli, [*entry["args"], "--help"])
     assert result.exit_code == 0, result.output
     assert "Run the MCP server" in result.stdout
+
+
+# ---- file modes: setup never lets more people read a client's config ----------------------------------
+
+
+@pytest.fixture
+def permissive_umask() -> Iterator[None]:
+    """The umask most users have (0o022): what setup writes must be private without help from it."""
+    before = os.umask(0o022)
+    yield
+    os.umask(before)
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("kept", [0o600, 0o640, 0o644], ids=oct)
+def test_setup_keeps_the_configs_mode_and_its_backup_has_the_same(
+    kept: int, tmp_path: Path, permissive_umask: None
+) -> None:
+    config = tmp_path / ".claude.json"
+    config.write_text(json.dumps(EXISTING["claude-code"]), encoding="utf-8")
+    config.chmod(kept)  # Claude Code keeps ~/.claude.json 0600: it holds account identifiers
+    result = write_entry("claude-code", config, {"command": "/usr/bin/pastchats", "args": ["serve"]})
+    assert result.changed
+    assert result.backup is not None
+    assert mode(config) == kept
+    assert mode(result.backup) == kept
+    assert json.loads(result.backup.read_text(encoding="utf-8")) == EXISTING["claude-code"]
+    assert [p.name for p in tmp_path.iterdir() if "pastchats-tmp" in p.name] == []
+
+
+def test_setup_through_the_cli_keeps_a_0600_config_0600(tmp_path: Path, permissive_umask: None) -> None:
+    config = tmp_path / ".claude.json"
+    config.write_text(json.dumps(EXISTING["claude-code"]), encoding="utf-8")
+    config.chmod(0o600)
+    result = setup(config, "claude-code")
+    assert result.exit_code == 0, result.output
+    assert mode(config) == 0o600
+    assert [mode(backup) for backup in tmp_path.glob(".claude.json.*.bak")] == [0o600]
+
+
+def test_a_config_setup_creates_is_owner_only_and_so_is_its_new_folder(tmp_path: Path, permissive_umask: None) -> None:
+    config = tmp_path / "new" / "mcp.json"
+    result = write_entry("cursor", config, {"command": "/usr/bin/pastchats", "args": ["serve"]})
+    assert result.changed
+    assert result.backup is None
+    assert mode(config) == 0o600
+    assert mode(config.parent) == 0o700
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give a file to another user")
+def test_setup_run_as_root_keeps_the_configs_owner(tmp_path: Path, permissive_umask: None) -> None:
+    config = tmp_path / ".claude.json"
+    config.write_text(json.dumps(EXISTING["claude-code"]), encoding="utf-8")
+    os.chown(config, 65534, 65534)
+    config.chmod(0o600)
+    result = write_entry("claude-code", config, {"command": "/usr/bin/pastchats", "args": ["serve"]})
+    assert result.backup is not None
+    for path in (config, result.backup):
+        info = path.stat()
+        assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o600)
+
+
+def test_a_linked_config_is_written_where_the_link_points_and_keeps_its_mode(
+    tmp_path: Path, permissive_umask: None
+) -> None:
+    kept = tmp_path / "dotfiles" / "claude.json"
+    kept.parent.mkdir()
+    kept.write_text(json.dumps(EXISTING["claude-code"]), encoding="utf-8")
+    kept.chmod(0o600)
+    link = tmp_path / ".claude.json"
+    link.symlink_to(kept)
+    write_entry("claude-code", link, {"command": "/usr/bin/pastchats", "args": ["serve"]})
+    assert link.is_symlink()
+    assert "pastchats" in json.loads(kept.read_text(encoding="utf-8"))["mcpServers"]
+    assert mode(kept) == 0o600

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
@@ -105,3 +106,15 @@ def chats() -> list[Conversation]:
         conversation("late", ["a message"], day=400),  # a chat a year later
         dated.model_copy(update={"messages": stamped, "updated_at": stamped[-1].created_at}),
     ]
+
+
+def loosen(root: Path) -> int:
+    """Give `root` the modes pastchats left before it kept stores owner-only (0755 folders, 0644 files,
+    as the usual umask makes them); returns how many entries that is."""
+    count = 0
+    for folder, _folders, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(Path(folder) / name, 0o644)
+        count += 1 + len(files)
+    return count

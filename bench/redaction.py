@@ -1,6 +1,7 @@
 """Redaction on chats without secrets: how often it fires (false positives) and what it costs.
 
     uv run python bench/redaction.py [--data ../shared/bench] [--code-messages 20000] [--show 40]
+    uv run python bench/redaction.py --imports [--rounds 3]    # import throughput, redaction on and off
 
 Three corpora, none holding a real secret:
 - realistic: LoCoMo and LongMemEval_S dev conversations (every distinct session), and the test corpus;
@@ -9,6 +10,9 @@ Three corpora, none holding a real secret:
   into tool-output-sized messages (≤ 6,000 characters) between short user turns.
 Prints, per corpus, messages scanned, findings per 10,000 messages by kind, a sample of them to judge
 (a finding in a library's own test data may be a real-looking key), and the scan's throughput.
+
+`--imports`: LoCoMo's dev conversations imported into fresh stores with the real model (FASTEMBED_CACHE_PATH),
+redaction on and off in alternating rounds, with embedding and keyword-only; the ratio of the medians.
 """
 
 from __future__ import annotations
@@ -98,12 +102,47 @@ def scan(name: str, texts: Iterator[str], redaction: Redaction, show: int) -> No
         print("\n".join(samples))
 
 
+def imports(data: Path, rounds: int) -> None:
+    import statistics
+    import tempfile
+
+    from bench.quality.locomo import load_locomo
+    from storage.embedding.embedder import FastEmbedder
+    from storage.library import Library
+
+    chats = [c for sample in load_locomo(data / "locomo" / "locomo_dev.json") for c in sample.conversations]
+    messages = sum(len(c.messages) for c in chats)
+    model = FastEmbedder(derived_dir=Path(tempfile.mkdtemp()))
+    model.prepare_documents_model()  # derived once before timing: no round pays for it
+    for embed in (False, True):
+        seconds: dict[bool, list[float]] = {True: [], False: []}
+        for _ in range(rounds):
+            for enabled in (True, False):
+                with tempfile.TemporaryDirectory() as home:
+                    library = Library.open(Path(home), embedder=model, redaction=Redaction(enabled=enabled))
+                    started = time.perf_counter()
+                    library.import_conversations(chats, embed=embed)
+                    seconds[enabled].append(time.perf_counter() - started)
+                    library.close()
+        on, off = statistics.median(seconds[True]), statistics.median(seconds[False])
+        label = "with embedding" if embed else "keyword-only"
+        print(
+            f"import {len(chats)} chats / {messages} messages {label}: redaction on {messages / on:,.0f} msg/s, "
+            f"off {messages / off:,.0f} msg/s; on/off time {on / off:.3f} (medians of {rounds})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "bench")
     parser.add_argument("--code-messages", type=int, default=20_000)
     parser.add_argument("--show", type=int, default=40)
+    parser.add_argument("--imports", action="store_true", help="measure import throughput instead")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.imports:
+        imports(args.data, args.rounds)
+        return
     redaction = Redaction()
     started = time.perf_counter()
     redaction.find("warm-up: load the rules")

@@ -90,18 +90,23 @@ class ModelLoad:
         return self.embedder, self.error
 
 
-def open_for_reading(settings: Settings) -> Library:
-    """The library for a command that only reads (`stats`, `recent`, `read`, `export`): without the
-    model, and without LanceDB unless opening has something to repair, as a server opens it."""
+def opened_without_model(settings: Settings) -> Library:
+    """The store opened as reads need it: no model, nothing repaired yet (`Library.needs_repair`)."""
     from storage.library import Library
 
-    library = Library.open(
+    return Library.open(
         settings.home,
         model_name=settings.model_name(),
         load_model=False,
         heal=False,
         redaction=redaction_from(settings),
     )
+
+
+def open_for_reading(settings: Settings) -> Library:
+    """The library for a command that only reads (`stats`, `recent`, `read`, `export`): without the
+    model, and without LanceDB unless opening has something to repair, as a server opens it."""
+    library = opened_without_model(settings)
     if library.needs_repair():
         library.repair()
     return library
@@ -116,17 +121,10 @@ def open_for_serving(settings: Settings) -> Library:
     files and the change log, and LanceDB is imported on first need (a changed chat, a write).
     """
     from storage.embedding.embedder import FastEmbedder
-    from storage.library import Library
 
     tighten_own_cache()
     model = ModelLoad(settings.model_name(), settings.model_cache)
-    library = Library.open(
-        settings.home,
-        model_name=settings.model_name(),
-        load_model=False,
-        heal=False,
-        redaction=redaction_from(settings),
-    )
+    library = opened_without_model(settings)
     library.prepare()
     library.use_model(*model.result())
     if library.needs_repair():

@@ -1,10 +1,21 @@
 """Claude Code transcripts: `<config dir>/projects/<mangled cwd>/<sessionId>.jsonl`, plus subagent
-logs in `<sessionId>/subagents/agent-*.jsonl`. A path may be one file, a project folder, the
-`projects` folder or the config dir itself (`~/.claude`).
+logs: `<sessionId>/subagents/agent-*.jsonl` (2.1) or `agent-*.jsonl` beside the sessions (2.0, each
+record naming its parent `sessionId`). A path may be one file, a project folder, the `projects`
+folder or the config dir itself (`~/.claude`).
 
 One file is one conversation; the project is the session's working directory. Tool calls become
 `[tool Bash: git status]`, tool results one shortened line, thinking is skipped. Streamed assistant
 records that share one API message id are joined into one message.
+
+A slash command is logged as markup (`<command-message>init is analyzing…</command-message>
+<command-name>/init</command-name> <command-args>…</command-args>`); it is the user's `/init …`, as
+Claude Code's transcript shows it. A local command's output (`<local-command-stdout>`) and bash
+mode's (`<bash-stdout>`) are tool results; bash mode's input (`<bash-input>`) is the user's `! …`.
+
+Titles, as Claude Code's session list shows them: the user's `custom-title`, else the `ai-title`,
+else a `summary` record naming one of the session's messages (`leafUuid`). Claude Code writes those
+summaries into whichever session file was open when it titled older sessions, so the other session
+files of the project folder are looked at too (their leading summary records only).
 
 Claude Code 2.x also logs its prompt queue: a prompt typed while the agent is busy is written as
 `{"type":"queue-operation","operation":"enqueue","content":...}`; `dequeue` means it was sent as the
@@ -22,6 +33,9 @@ type is counted in the report.
 
 from __future__ import annotations
 
+import functools
+import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -66,6 +80,13 @@ _BOOKKEEPING = {
     "relocated",
 }
 _NOTIFICATIONS = ("<task-notification>", "[SYSTEM NOTIFICATION")
+_COMMAND_PART = re.compile(r"<command-(name|message|args)>(.*?)</command-\1>", re.DOTALL)
+_OUTPUT = re.compile(r"<(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>(.*?)</\1>", re.DOTALL)
+_BASH_INPUT = re.compile(r"^\s*<bash-input>(.*?)</bash-input>\s*$", re.DOTALL)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# How far into a sibling session file its summary records are looked for: Claude Code writes them
+# first, before the session's own records.
+_SUMMARY_HEAD = 65536
 
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -121,16 +142,17 @@ def _looks_like_transcript(path: Path) -> bool:
 def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
     if file.stem.startswith(COMPACTION_PREFIX):
         raise Unusable("auto-compaction helper log; its summary is part of the session it compacted")
-    subagent = file.parent.name == "subagents"
+    # 2.1 keeps a subagent's log in `<session>/subagents/`; 2.0 beside the sessions as `agent-*.jsonl`.
+    subagent = file.parent.name == "subagents" or file.stem.startswith("agent-")
     conversation_id = f"claude-code:{file.stem}"
-    if subagent:
+    if file.parent.name == "subagents":
         conversation_id = f"claude-code:{file.parent.parent.name}:{file.stem}"
     turns: list[Turn] = []
     queue = _Queue()
-    uuids: set[str] = set()
+    uuids: list[str] = []
     summaries: dict[str, str] = {}
     titles = {"custom": "", "ai": ""}
-    cwd = last_api_id = ""
+    cwd = last_api_id = parent_session = ""
     sidechain = 0
     for line, record in iter_jsonl(file, report):
         record = as_dict(record)
@@ -157,8 +179,9 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
             sidechain += 1  # older versions logged subagents inline; they are not the main thread
         else:
             uuid = as_id(record.get("uuid"))
-            uuids.add(uuid)
+            uuids.append(uuid)
             cwd = cwd or as_str(record.get("cwd"))
+            parent_session = parent_session or as_id(record.get("sessionId"))
             message = as_dict(record.get("message"))
             if kind == "assistant":
                 text = _assistant_text(message.get("content"), unknown)
@@ -174,13 +197,16 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
             text, results = _user_parts(message.get("content"), unknown)
             if results:
                 turns.append(Turn(f"{uuid}:result" if uuid else "", "tool", results, when))
+            if role == "user":
+                role, text = _as_typed(text)
             if role == "user" and text:
                 queue.delivered(text)
             turns.append(Turn(uuid, role, text, when))
     if sidechain:
         report.note(f"{file.name}: {sidechain} inline subagent record(s) left out of the main thread")
-    title = titles["custom"] or titles["ai"]
-    title = title or next((summaries[key] for key in reversed(summaries) if key in uuids), "")
+    if subagent and file.parent.name != "subagents":
+        conversation_id = f"claude-code:{parent_session or file.parent.name}:{file.stem}"
+    title = titles["custom"] or titles["ai"] or _summary_title(file, uuids, summaries)
     if subagent:
         title = title or f"Subagent: {next((t.text for t in turns if t.role == 'user'), '')}"
     return build_conversation(
@@ -193,6 +219,62 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
         url=report.original(file).as_uri(),
         fallback_time=file_time(file),
     )
+
+
+def _summary_title(file: Path, uuids: list[str], own: dict[str, str]) -> str:
+    """The summary naming the latest of this session's messages, from this file or a sibling."""
+    if not uuids:
+        return ""
+    found = dict(own)
+    try:
+        siblings = sorted(f for f in file.parent.glob("*.jsonl") if f != file)
+    except OSError:
+        siblings = []
+    for sibling in siblings:
+        try:
+            mark = sibling.stat()
+        except OSError:
+            continue
+        for leaf, summary in _leading_summaries(str(sibling), mark.st_size, mark.st_mtime_ns):
+            found.setdefault(leaf, summary)
+    return next((found[uuid] for uuid in reversed(uuids) if uuid in found), "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _leading_summaries(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, str], ...]:
+    """(leafUuid, summary) of the summary records at the start of a session file; cached by the
+    file's size and time, so a folder of sessions is looked through once per change."""
+    del size, mtime_ns  # part of the cache key only
+    found: list[tuple[str, str]] = []
+    for line in read_head(Path(path), _SUMMARY_HEAD).splitlines():
+        if '"summary"' not in line:
+            continue
+        try:
+            record = as_dict(json.loads(line))
+        except ValueError:
+            continue  # the line the head cut off
+        if record.get("type") == "summary" and as_str(record.get("summary")).strip():
+            found.append((as_id(record.get("leafUuid")), as_str(record.get("summary"))))
+    return tuple(found)
+
+
+def _as_typed(text: str) -> tuple[Role, str]:
+    """What a user record's text is, as Claude Code's transcript shows it: a slash command as the
+    user's `/name args`, bash mode's input as `! command`, a command's output as a tool result."""
+    if "<command-name>" in text or "<command-message>" in text:
+        parts = {name: value.strip() for name, value in _COMMAND_PART.findall(text)}
+        name = parts.get("name") or parts.get("message", "")
+        if name and not name.startswith("/"):
+            name = f"/{name}"
+        return "user", " ".join(part for part in (name, parts.get("args", "")) if part)
+    if bash := _BASH_INPUT.match(text):
+        return "user", f"! {bash.group(1).strip()}"
+    outputs = _OUTPUT.findall(text)
+    if outputs and not _OUTPUT.sub("", text).strip():
+        output = _ANSI.sub("", "\n".join(value for _, value in outputs)).strip()
+        error = any(kind.endswith("stderr") for kind, value in outputs if value.strip())
+        return "tool", summarise_tool_result(output, error=error) if output else ""
+    return "user", text
 
 
 class _Queue:

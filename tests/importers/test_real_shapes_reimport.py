@@ -18,6 +18,7 @@ SOURCES = [
     "chatgpt-2025/conversation-68b0c1d2.json",
     "claude-branches",
     "claude-code-2.1",
+    "claude-code-commands",
     "codex-2026",
     "cursor-versions",
     "gemini-home/.gemini",

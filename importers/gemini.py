@@ -1,5 +1,8 @@
 """Gemini CLI chat recordings: `<gemini home>/tmp/<project hash or slug>/chats/session-*.jsonl`
-(current) and `session-*.json` (legacy, one document). Subagent logs nest under `chats/<parent>/`.
+(current) and `session-*.json` (legacy, one document). Since March 2026 a subagent's recording is
+`chats/<parent session id>/<its own session id>.json[l]` (`"kind": "subagent"`); it is a chat of its
+own, titled after its task. Any file whose first record is a session's metadata (`sessionId` and
+`projectHash`) is a recording, whatever its name.
 
 The JSONL file is an upsert log, replayed as Gemini CLI replays it: a record with an `id` adds or
 replaces that message (in its first position), `{"$set": {...}}` updates the metadata and
@@ -76,7 +79,7 @@ class GeminiImporter(AgentLogImporter):
             raise SourceError(f"no Gemini CLI sessions (chats/session-*.jsonl) under {path}")
         unknown: UnknownCounts = {}
         names: dict[Path, dict[str, str]] = {}
-        current = []
+        current: list[Path] = []
         for file in files:
             if reason := _replaced(file):
                 report.skip(str(file.relative_to(path)) if file != path else file.name, reason)
@@ -93,16 +96,26 @@ def _root(path: Path) -> Path:
 
 
 def _looks_like_session(path: Path) -> bool:
-    if not path.name.startswith("session-") or path.suffix not in {".json", ".jsonl"}:
+    if path.suffix not in {".json", ".jsonl"}:
         return False
-    return '"projectHash"' in read_head(path, 8192)
+    head = read_head(path, 8192)
+    return '"projectHash"' in head and '"sessionId"' in head
 
 
 def _session_files(root: Path) -> list[Path]:
-    """`session-*.json` / `.jsonl` in a `chats` folder (Gemini CLI's `tmp/<project hash>/chats`), or
-    directly in the folder given. Other JSON under `tmp` (logs, checkpoints) is not a session."""
-    found = (f for f in root.rglob("session-*.json*") if f.suffix in {".json", ".jsonl"})
-    return sorted(f for f in found if f.parent.name == "chats" or f.parent == root)
+    """Recordings under `root`: `session-*.json[l]` in a `chats` folder (Gemini CLI's
+    `tmp/<project>/chats`) or in the folder given, subagents' `chats/<parent>/*.json[l]`, and any
+    other recording in the folder given. Other JSON under `tmp` (logs, checkpoints) is not a session."""
+    found = (f for f in root.rglob("*.json*") if f.suffix in {".json", ".jsonl"})
+    return sorted(f for f in found if _placed_as_session(f, root))
+
+
+def _placed_as_session(file: Path, root: Path) -> bool:
+    if file.name.startswith("session-") and (file.parent.name == "chats" or file.parent == root):
+        return True
+    if file.parent.parent.name == "chats" or file.parent == root:  # a subagent's, or one named by the user
+        return _looks_like_session(file)
+    return False
 
 
 def _replaced(file: Path) -> str:
@@ -126,13 +139,18 @@ def context_files(session: Path) -> list[Path]:
 
 
 def _named_copy(file: Path) -> str:
-    """The copy Gemini CLI made of a session in a hash folder when it named the project's folder."""
-    chats = file.parent
-    if chats.name != "chats" or not _HASH.fullmatch(chats.parent.name) or chats.parent.parent.name != "tmp":
+    """The copy Gemini CLI made of a session in a hash folder when it named the project's folder
+    (it copies the whole folder, subagents' recordings included)."""
+    project = next((folder for folder in file.parents if folder.parent.name == "tmp"), None)
+    if project is None or not _HASH.fullmatch(project.name):
         return ""
-    for copy in sorted(chats.parent.parent.glob(f"*/chats/{file.name}")):
-        if not _HASH.fullmatch(copy.parent.parent.name):
-            return f"tmp/{copy.parent.parent.name}"
+    inside = file.relative_to(project)
+    if inside.parts[:1] != ("chats",):
+        return ""
+    for copy in sorted(project.parent.glob(f"*/{inside.as_posix()}")):
+        folder = copy.relative_to(project.parent).parts[0]
+        if not _HASH.fullmatch(folder):
+            return f"tmp/{folder}"
     return ""
 
 
@@ -172,12 +190,15 @@ def _convert(
     turns: list[Turn] = []
     for record in records:
         turns.extend(_turns(record, unknown))
+    title = as_str(meta.get("summary"))
+    if not title and meta.get("kind") == "subagent":
+        title = f"Subagent: {next((t.text for t in turns if t.role == 'user'), '')}"
     return build_conversation(
         id=f"gemini:{session}",
         source="gemini",
         turns=turns,
         report=report,
-        title=as_str(meta.get("summary")),
+        title=title,
         created_at=parse_time(meta.get("startTime")),
         updated_at=parse_time(meta.get("lastUpdated")),
         project=_project(file, meta, names),

@@ -75,8 +75,9 @@ def detect(path: Path) -> Importer:
 
 
 def choose(path: Path, format: str | None = None) -> Importer:
-    """The importer for `path`: the one named, if the path looks like its format, else the detected one;
-    SourceError naming the format the path looks like when the named one does not fit.
+    """The importer for `path`: the one named (`--format` skips detection), unless the path is plainly
+    another format, else the detected one; SourceError naming the format the path looks like when
+    the named one does not fit.
 
     Cheap (no file is parsed), so that a wrong path or format fails before the store and the model load.
     """
@@ -87,8 +88,8 @@ def choose(path: Path, format: str | None = None) -> Importer:
     if importer.detect(path):
         return importer
     looks = next((other.name for other in IMPORTERS if other is not importer and other.detect(path)), None)
-    if looks is None:
-        raise SourceError(f"{path} does not look like a {format} source, nor like any format pastchats reads")
+    if looks is None:  # nothing else claims it: read it as the format named
+        return importer
     raise SourceError(
         f"{path} does not look like a {format} source; it looks like {looks} (use --format {looks}, "
         "or leave --format out to detect it)"

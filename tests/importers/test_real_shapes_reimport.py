@@ -22,6 +22,7 @@ SOURCES = [
     "codex-2026",
     "cursor-versions",
     "gemini-home/.gemini",
+    "gemini-subagents/.gemini",
 ]
 
 

@@ -14,6 +14,13 @@ interrupted reply cannot reach past it: the next `#### ` line is the user again.
 line is the reply's text (aider's own lines have a space after `>`). When an editor has stripped the
 hard breaks, the prefixes alone decide, and `> ` lines inside a reply's open fence stay with it.
 The project is the repository folder that holds the file.
+
+Two things aider writes look like something else (aider 0.86, `aider/io.py`, `base_coder.py`):
+- a confirmation answered for the user by an earlier "(A)ll / (S)kip all" is logged as a user line,
+  `#### Add file to the chat? (Y)es/(N)o/… [Yes]: skip`, then again as aider's own `> ` line; it is
+  not the user, and only aider's line is kept;
+- a reasoning model's thinking is written into the reply between `<thinking-content-…>` tags (or the
+  model's own `<think>` tags); it is not the answer and is left out, as aider leaves it out of the chat.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ _USER = re.compile(r"^####(?: |$)")
 _TOOL = re.compile(r"^>(?: |$)")
 _HARD_BREAK = "  "
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# `confirm_ask` with an answer already chosen for the group: "<question> (Y)es/(N)o/… [Yes]: <answer>"
+_AUTO_ANSWER = re.compile(r"\(Y\)es/\(N\)o.*\[[^\]]*\]:\s*\S*\s*$")
+# aider's own reasoning tag, `thinking-content-` and a fixed hex id, and `think` (its model settings')
+_REASONING = re.compile(r"<(thinking-content-[0-9a-f]+|think)>.*?(?:</\1>|\Z)", re.DOTALL)
 
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
@@ -127,10 +138,15 @@ def parse_session(body: str, *, legacy: bool = False) -> list[Turn]:
 
     def flush() -> None:
         text = "\n".join(block).strip()
+        whose = role
         if role == "user" and text == "<blank>":  # aider's marker for an empty prompt
             text = ""
-        if role is not None and text:
-            turns.append(Turn("", role, summarise_tool_result(text, 500) if role == "tool" else text))
+        elif role == "user" and "\n" not in text and _AUTO_ANSWER.search(text):
+            text = ""  # a confirmation aider answered itself; its `> ` line that follows says so
+        elif role == "assistant":
+            text = _REASONING.sub("", text).strip()
+        if whose is not None and text:
+            turns.append(Turn("", whose, summarise_tool_result(text, 500) if whose == "tool" else text))
         block.clear()
 
     for line in lines:

@@ -14,6 +14,7 @@ from .conftest import build_vscdb
 
 SOURCES = [
     "aider/interrupted",
+    "aider-0.86",
     "chatgpt-2025/export",
     "chatgpt-2025/conversation-68b0c1d2.json",
     "claude-branches",

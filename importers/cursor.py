@@ -12,8 +12,12 @@ Bubble type 1 / "user" is the user, 2 / "ai" the assistant. A bubble's time is i
 `clientStartTime` is a timer since the window opened, not a date, and is never used. Times before
 2000 or in the future are dropped as not being dates. `aiService.prompts` / `aiService.generations`
 hold only the prompts typed, without replies: a database holding nothing else is reported as such.
-The project is the workspace folder, found through each workspace's `workspace.json` and its
-composer list. Databases are opened read-only; if Cursor holds a lock, as an immutable snapshot.
+A bubble's `toolFormerData` is a tool call only when it names the tool (May 2025 databases put an
+empty one on user bubbles and on assistant bubbles that called nothing).
+The project is the workspace folder (as Cursor shows it: `c:\\Users\\ana\\vite` on Windows), found
+through each workspace's `workspace.json` and its composer list, or Cursor 2026's global composer
+list. A workspace database whose chats were read from the global one is not reported as skipped.
+Databases are opened read-only; if Cursor holds a lock, as an immutable snapshot.
 """
 
 from __future__ import annotations
@@ -36,20 +40,23 @@ from importers._common import (
     as_str,
     build_conversation,
     count_unknown,
-    expand_home,
     note_unknown,
     parse_time,
     summarise_tool_call,
 )
 from importers._files import walk_files
+from importers._vscode import config_root
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from importers.cursor_store import (
     CHATDATA,
     COMPOSERS,
     DB_NAME,
+    composer_headers,
     connect,
     context_files,
+    header_names,
     item,
+    listed_composers,
     load,
     table_names,
     why_empty,
@@ -63,14 +70,7 @@ _EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
 
 def default_locations(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
     """Cursor's `User` folder for the platform (macOS, Windows `%APPDATA%`, else XDG config)."""
-    if platform == "darwin":
-        user = home / "Library" / "Application Support" / "Cursor" / "User"
-    elif platform.startswith(("win", "cygwin")):
-        appdata = env.get("APPDATA", "").strip()
-        user = (expand_home(appdata, home) if appdata else home / "AppData" / "Roaming") / "Cursor" / "User"
-    else:
-        config = env.get("XDG_CONFIG_HOME", "").strip()
-        user = (expand_home(config, home) if config else home / ".config") / "Cursor" / "User"
+    user = config_root(env, home, platform) / "Cursor" / "User"
     return [user / "globalStorage" / DB_NAME, user / "workspaceStorage"]
 
 
@@ -100,6 +100,8 @@ class CursorImporter(AgentLogImporter):
         seen: set[str] = set()
         unknown: UnknownCounts = {}
         opened = 0
+        empty: list[tuple[str, str, set[str], str]] = []  # (where, why, the chats it lists, its storage id)
+        headed: dict[str, set[str]] = {}  # workspace storage id → its chats, from Cursor 2026's global list
         for database in databases:
             where = str(database.relative_to(path)) if database != path else database.name
             try:
@@ -110,17 +112,26 @@ class CursorImporter(AgentLogImporter):
             opened += 1
             found = 0
             try:
-                for conversation in _read_database(connection, workspace_projects(database), where, report, unknown):
+                projects = workspace_projects(database, connection)
+                for composer_id, workspace in composer_headers(connection).items():
+                    headed.setdefault(as_str(workspace.get("id")), set()).add(composer_id)
+                for conversation in _read_database(connection, projects, where, report, unknown):
                     found += 1
                     if conversation.id not in seen:  # the same chat can be in a copy of a database
                         seen.add(conversation.id)
                         yield conversation
                 if not found:
-                    report.skip(where, why_empty(connection))
+                    empty.append((where, why_empty(connection), listed_composers(connection), database.parent.name))
             except sqlite3.Error as exc:
                 report.skip(where, f"the database could not be read to the end: {exc}")
             finally:
                 connection.close()
+        for where, why, listed, storage_id in empty:
+            # A workspace's chats are listed by it (or, since 2026, by the global database) and kept in
+            # the global database: when that was read here too, they were imported from it.
+            listed |= headed.get(storage_id, set())
+            if not listed or not {f"cursor:{composer}" for composer in listed} <= seen:
+                report.skip(where, why)
         note_unknown(report, unknown)
         if not opened:
             raise SourceError(f"none of the Cursor databases under {path} could be opened")
@@ -143,11 +154,15 @@ def _read_database(
 ) -> Iterator[Conversation]:
     tables = table_names(connection)
     if "cursorDiskKV" in tables:
+        names = header_names(connection)
         rows = connection.execute("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%'")
         for key, value in rows.fetchall():
             composer_id = str(key).split(":", 1)[1]
+            data = load(value)
+            if isinstance(data, dict) and not as_str(data.get("name")) and names.get(composer_id):
+                data["name"] = names[composer_id]  # Cursor 2026 keeps the name in its global list
             try:
-                yield _composer(connection, composer_id, load(value), projects, report, unknown)
+                yield _composer(connection, composer_id, data, projects, report, unknown)
             except Unusable as exc:
                 report.skip(f"{where}, composer {composer_id}", str(exc))
             except RECORD_ERRORS as exc:
@@ -221,7 +236,7 @@ def _bubble_turn(bubble: dict[str, Any], unknown: UnknownCounts) -> Turn | None:
         return None
     text = as_str(bubble.get("text")) or as_str(bubble.get("rawText"))
     tool = as_dict(bubble.get("toolFormerData"))
-    if tool:
+    if as_str(tool.get("name")).strip():  # an unnamed record is an empty placeholder, not a call
         call = summarise_tool_call(as_str(tool.get("name")), tool.get("rawArgs"))
         text = f"{text}\n\n{call}" if text.strip() else call
     timing = as_dict(bubble.get("timingInfo"))

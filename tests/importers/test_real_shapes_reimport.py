@@ -22,6 +22,8 @@ SOURCES = [
     "claude-code-commands",
     "codex-2026",
     "cursor-versions",
+    "cursor-2025-05",
+    "cursor-2026",
     "gemini-home/.gemini",
     "gemini-subagents/.gemini",
 ]
@@ -33,8 +35,8 @@ def test_reimporting_a_real_shape_fixture_adds_nothing(
 ) -> None:
     path = fixtures / source
     importer = AiderImporter(tz=UTC) if source.startswith("aider") else None
-    if source == "cursor-versions":
-        path = build_vscdb(tmp_path / "state.vscdb", json.loads((path / "global-2025.json").read_text()))
+    if source.startswith("cursor-"):  # a global database, built from its rows
+        path = build_vscdb(tmp_path / "state.vscdb", json.loads(next(path.glob("global*.json")).read_text()))
 
     first = import_fixture(path, importer=importer)
     again = import_fixture(path, importer=importer, library=first.library)

@@ -25,9 +25,10 @@ EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 _DRIVE = re.compile(r"^/[A-Za-z]:")
 
 
-def config_root(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
+def config_root(env: Mapping[str, str], home: Path, platform: str | None = None) -> Path:
     """The folder editors keep their user data in: `%APPDATA%`, `~/Library/Application Support`, or
-    `$XDG_CONFIG_HOME` (default `~/.config`)."""
+    `$XDG_CONFIG_HOME` (default `~/.config`). `platform`: this machine's unless given."""
+    platform = platform or sys.platform
     if platform == "darwin":
         return home / "Library" / "Application Support"
     if platform.startswith(("win", "cygwin")):
@@ -37,7 +38,7 @@ def config_root(env: Mapping[str, str], home: Path, platform: str = sys.platform
     return expand_home(config, home) if config else home / ".config"
 
 
-def user_folders(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+def user_folders(env: Mapping[str, str], home: Path, platform: str | None = None) -> list[Path]:
     """Every editor's `User` folder on this platform, and VS Code server's (remote windows)."""
     root = config_root(env, home, platform)
     return [root / editor / "User" for editor in EDITORS] + [home / ".vscode-server" / "data" / "User"]

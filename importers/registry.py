@@ -17,10 +17,13 @@ from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
 from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
+from importers.cline import ClineImporter
 from importers.codex import CodexImporter
 from importers.cursor import CursorImporter
 from importers.gemini import GeminiImporter
+from importers.kilo_code import KiloCodeImporter
 from importers.plain import PlainImporter
+from importers.roo_code import RooCodeImporter
 from storage.models import Conversation
 
 __all__ = ["AGENT_LOGS", "IMPORTERS", "agent_log", "choose", "detect", "get", "names", "read", "without_opted_out"]
@@ -32,8 +35,10 @@ _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     CursorImporter(),
     AiderImporter(),
 )
+# Agents of the VS Code family, and Cursor's own agent outside its editor.
+_VSCODE_AGENTS: list[AgentLogImporter] = [ClineImporter(), RooCodeImporter(), KiloCodeImporter()]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
-AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]
+AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR, *_VSCODE_AGENTS]
 # Each format once, in the order detection tries them.
 IMPORTERS: list[Importer] = [
     ClaudeImporter(),
@@ -43,6 +48,7 @@ IMPORTERS: list[Importer] = [
     _GEMINI,
     _CURSOR,
     _AIDER,
+    *_VSCODE_AGENTS,
     PlainImporter(),
 ]
 

@@ -27,6 +27,8 @@ AGENT_VARIABLES = (
     "AIDER_CHAT_HISTORY_FILE",
     "XDG_CONFIG_HOME",
     "APPDATA",
+    "CLINE_DIR",
+    "CLINE_DATA_DIR",
 )
 
 
@@ -130,7 +132,8 @@ class Settings(BaseSettings):
     agent_env: dict[str, str] = Field(
         default_factory=agent_environment,
         description="The agents' own location variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`, "
-        "`AIDER_CHAT_HISTORY_FILE`, `XDG_CONFIG_HOME`, `APPDATA`), read from the environment as the agents do.",
+        "`AIDER_CHAT_HISTORY_FILE`, `XDG_CONFIG_HOME`, `APPDATA`, `CLINE_DIR`, `CLINE_DATA_DIR`), read from the "
+        "environment as the agents do.",
     )
     redact: bool = Field(
         default=True,

@@ -39,6 +39,18 @@ SEEDS: dict[str, tuple[Path, str]] = {
         "tmp/0f0f/chats/session-2024-11-20T08-15-4d5e6f70.json",
     ),
     "aider": (IMPORTER_FIXTURES / "aider/.aider.chat.history.md", ".aider.chat.history.md"),
+    "cline": (
+        IMPORTER_FIXTURES / "cline/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",
+        "saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",
+    ),
+    "roo-code": (
+        next((IMPORTER_FIXTURES / "roo-code").rglob("019bd3f2-*/ui_messages.json")),
+        "rooveterinaryinc.roo-cline/tasks/019bd3f2/ui_messages.json",
+    ),
+    "kilo-code": (
+        next((IMPORTER_FIXTURES / "kilo-code").rglob("ui_messages.json")),
+        "kilocode.kilo-code/tasks/0d4c3b2a/ui_messages.json",
+    ),
     "plain": (FIXTURES / "corpus/chats.jsonl", "chats.jsonl"),
 }
 FORMATS = [*SEEDS, "cursor"]

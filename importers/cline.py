@@ -1,0 +1,52 @@
+"""Cline's tasks (`saoudrizwan.claude-dev`), as its VS Code extension up to 4.1 and its CLI and JetBrains
+hosts write them: `<globalStorage>/saoudrizwan.claude-dev/tasks/<task id>/ui_messages.json` in every
+VS Code-family editor, and `~/.cline/data/tasks/<task id>/` (`$CLINE_DIR/data`, or `$CLINE_DATA_DIR`)
+for the other hosts. How a task folder is read: `importers._task_folders`.
+
+The task's workspace is the history list's `cwdOnTaskInitialization` (Cline 3.x, in
+`<storage>/state/taskHistory.json`), else its `shadowGitConfigWorkTree` (the folder checkpoints track),
+else the `# Current Working Directory (…)` the first request told the model, which the panel's
+`api_req_started` message repeats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from importers._common import as_dict, as_list, as_str, expand_home
+from importers._task_folders import TaskFolderImporter, first_request, read_json, workspace_in_environment
+
+HISTORY = Path("state") / "taskHistory.json"
+
+
+def data_folder(env: Mapping[str, str], home: Path) -> Path:
+    """Where Cline's CLI and JetBrains hosts keep their data: `$CLINE_DATA_DIR`, `$CLINE_DIR/data`, `~/.cline/data`."""
+    if env.get("CLINE_DATA_DIR", "").strip():
+        return expand_home(env["CLINE_DATA_DIR"], home)
+    cline_dir = env.get("CLINE_DIR", "").strip()
+    return (expand_home(cline_dir, home) if cline_dir else home / ".cline") / "data"
+
+
+class ClineImporter(TaskFolderImporter):
+    name = "cline"
+    extension_ids = ("saoudrizwan.claude-dev",)
+    task_say = "task"
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [*super().default_locations(env, home), data_folder(env, home) / "tasks"]
+
+    def context_files(self, session: Path) -> list[Path]:
+        history = session.parent.parent.parent / HISTORY
+        return [history] if history.is_file() else []
+
+    def project(self, session: Path, messages: list[dict[str, Any]]) -> str | None:
+        task_id = session.parent.name
+        for item in as_list(read_json(session.parent.parent.parent / HISTORY)):
+            item = as_dict(item)
+            if as_str(item.get("id")) == task_id:
+                folder = as_str(item.get("cwdOnTaskInitialization")) or as_str(item.get("shadowGitConfigWorkTree"))
+                if folder:
+                    return folder
+        return workspace_in_environment(first_request(messages)) or None

@@ -19,6 +19,7 @@ from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
 from importers.cline import ClineImporter
 from importers.codex import CodexImporter
+from importers.copilot_chat import CopilotChatImporter
 from importers.cursor import CursorImporter
 from importers.gemini import GeminiImporter
 from importers.kilo_code import KiloCodeImporter
@@ -35,10 +36,16 @@ _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     CursorImporter(),
     AiderImporter(),
 )
-# Agents of the VS Code family, and Cursor's own agent outside its editor.
-_VSCODE_AGENTS: list[AgentLogImporter] = [ClineImporter(), RooCodeImporter(), KiloCodeImporter()]
+# Agents of the VS Code family, and Cursor's own agent outside its editor; tried before Cursor's
+# databases, since a VS Code folder holds state.vscdb files too.
+_VSCODE_AGENTS: list[AgentLogImporter] = [
+    CopilotChatImporter(),
+    ClineImporter(),
+    RooCodeImporter(),
+    KiloCodeImporter(),
+]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
-AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR, *_VSCODE_AGENTS]
+AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, *_VSCODE_AGENTS, _CURSOR]
 # Each format once, in the order detection tries them.
 IMPORTERS: list[Importer] = [
     ClaudeImporter(),
@@ -46,9 +53,9 @@ IMPORTERS: list[Importer] = [
     _CLAUDE_CODE,
     _CODEX,
     _GEMINI,
+    *_VSCODE_AGENTS,
     _CURSOR,
     _AIDER,
-    *_VSCODE_AGENTS,
     PlainImporter(),
 ]
 

@@ -39,6 +39,10 @@ SEEDS: dict[str, tuple[Path, str]] = {
         "tmp/0f0f/chats/session-2024-11-20T08-15-4d5e6f70.json",
     ),
     "aider": (IMPORTER_FIXTURES / "aider/.aider.chat.history.md", ".aider.chat.history.md"),
+    "copilot-chat": (
+        next((IMPORTER_FIXTURES / "copilot-chat").rglob("9c8e7d6f-*.jsonl")),
+        "workspaceStorage/8d5b/chatSessions/9c8e7d6f-5a4b-4c3d-8e2f-1a0b9c8d7e6f.jsonl",
+    ),
     "cline": (
         IMPORTER_FIXTURES / "cline/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",
         "saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",

@@ -71,9 +71,7 @@ def test_cursor_a_workspace_whose_chats_came_from_the_global_database_is_not_ski
     assert "import Cursor's User folder" not in imported.summary
 
 
-def test_cursor_a_workspace_database_alone_still_says_where_its_chats_are(
-    may_2025: Path, import_fixture
-) -> None:
+def test_cursor_a_workspace_database_alone_still_says_where_its_chats_are(may_2025: Path, import_fixture) -> None:
     imported = import_fixture(may_2025 / "workspaceStorage" / "1a2b3c4d5e6f" / "state.vscdb")
 
     assert imported.conversations == []
@@ -91,9 +89,7 @@ def test_cursor_2026_chats_take_their_workspace_and_name_from_the_global_list(
     assert "2 new, 0 updated, 0 unchanged, 0 skipped" in imported.summary
 
 
-def test_cursor_2026_global_database_alone_keeps_the_workspace_it_names(
-    cursor_2026: Path, import_fixture
-) -> None:
+def test_cursor_2026_global_database_alone_keeps_the_workspace_it_names(cursor_2026: Path, import_fixture) -> None:
     imported = import_fixture(cursor_2026 / "globalStorage" / "state.vscdb")
 
     assert imported.chat(SPACES).project == WINDOWS_VITE  # from the header's folder URI

@@ -12,9 +12,7 @@ from importers.gemini import GeminiImporter
 HOME = "gemini-subagents/.gemini"
 MAIN = "gemini:1f2e3d4c-5b6a-4789-8a0b-c1d2e3f4a5b6"
 SUBAGENT = "gemini:7c8d9e0f-1a2b-4c3d-9e4f-5a6b7c8d9e0f"
-SUBAGENT_FILE = (
-    "tmp/tiles/chats/1f2e3d4c-5b6a-4789-8a0b-c1d2e3f4a5b6/7c8d9e0f-1a2b-4c3d-9e4f-5a6b7c8d9e0f.jsonl"
-)
+SUBAGENT_FILE = "tmp/tiles/chats/1f2e3d4c-5b6a-4789-8a0b-c1d2e3f4a5b6/7c8d9e0f-1a2b-4c3d-9e4f-5a6b7c8d9e0f.jsonl"
 
 
 def test_gemini_a_subagent_recording_is_a_chat_of_its_own(fixtures: Path, import_fixture) -> None:

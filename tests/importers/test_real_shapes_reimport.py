@@ -21,6 +21,7 @@ SOURCES = [
     "claude-code-2.1",
     "claude-code-commands",
     "codex-2026",
+    "copilot-chat/Code/User",
     "cline/Code/User",
     "roo-code/Library/Application Support/Code/User/globalStorage/rooveterinaryinc.roo-cline",
     "kilo-code/AppData/Roaming/Code/User/globalStorage/kilocode.kilo-code/tasks",

@@ -61,7 +61,8 @@ def test_sync_finds_cline_tasks_in_the_editors_storage_and_reads_only_what_chang
 def test_reindex_reads_cline_tasks_back_from_the_archive_with_their_projects(library: Library, home: Path) -> None:
     syncer(library, home).run_once()
     before = {c.id: (c.project, c.url, len(c.messages)) for c in library.iter_conversations()}
-    history = Archive(library.home).path(Archive(library.home).relative_for("cline", home / STORAGE / "state" / "taskHistory.json"))
+    archive = Archive(library.home)
+    history = archive.path(archive.relative_for("cline", home / STORAGE / "state" / "taskHistory.json"))
     assert history.is_file()  # kept beside the copies: it names the tasks' workspaces
     shutil.rmtree(home)
     library.delete(list(before))

@@ -21,6 +21,7 @@ from importers.cline import ClineImporter
 from importers.codex import CodexImporter
 from importers.copilot_chat import CopilotChatImporter
 from importers.cursor import CursorImporter
+from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.plain import PlainImporter
@@ -43,6 +44,7 @@ _VSCODE_AGENTS: list[AgentLogImporter] = [
     ClineImporter(),
     RooCodeImporter(),
     KiloCodeImporter(),
+    CursorAgentImporter(),
 ]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
 AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, *_VSCODE_AGENTS, _CURSOR]

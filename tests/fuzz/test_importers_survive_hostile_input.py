@@ -43,6 +43,10 @@ SEEDS: dict[str, tuple[Path, str]] = {
         next((IMPORTER_FIXTURES / "copilot-chat").rglob("9c8e7d6f-*.jsonl")),
         "workspaceStorage/8d5b/chatSessions/9c8e7d6f-5a4b-4c3d-8e2f-1a0b9c8d7e6f.jsonl",
     ),
+    "cursor-agent": (
+        next((IMPORTER_FIXTURES / "cursor-agent").rglob("3f2e1d0c-*.jsonl")),
+        ".cursor/projects/home-ana-src-vite/agent-transcripts/3f2e/3f2e.jsonl",
+    ),
     "cline": (
         IMPORTER_FIXTURES / "cline/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",
         "saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",

@@ -23,6 +23,7 @@ SOURCES = [
     "codex-2026",
     "copilot-chat/Code/User",
     "cline/Code/User",
+    "cursor-agent/.cursor",
     "roo-code/Library/Application Support/Code/User/globalStorage/rooveterinaryinc.roo-cline",
     "kilo-code/AppData/Roaming/Code/User/globalStorage/kilocode.kilo-code/tasks",
     "cursor-versions",

@@ -40,7 +40,7 @@ def test_reimporting_a_real_shape_fixture_adds_nothing(
 ) -> None:
     path = fixtures / source
     importer = AiderImporter(tz=UTC) if source.startswith("aider") else None
-    if source.startswith("cursor-"):  # a global database, built from its rows
+    if source.startswith("cursor-") and not source.startswith("cursor-agent"):  # a global database, from its rows
         path = build_vscdb(tmp_path / "state.vscdb", json.loads(next(path.glob("global*.json")).read_text()))
 
     first = import_fixture(path, importer=importer)

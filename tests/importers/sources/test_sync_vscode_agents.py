@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from importers.sources.archive import Archive
+from importers.sources.discovery import discover
 from importers.sources.reindex import Reindexer
 from importers.sources.sync import Syncer
 from storage.embedding.embedder import HashEmbedder
@@ -71,3 +72,19 @@ def test_reindex_reads_cline_tasks_back_from_the_archive_with_their_projects(lib
 
     assert report.files_failed == []
     assert {c.id: (c.project, c.url, len(c.messages)) for c in library.iter_conversations()} == before
+
+
+def test_discovery_finds_each_editor_agent_in_its_own_place_once(home: Path) -> None:
+
+    shutil.copytree(FIXTURES / "copilot-chat/Code/User", home / ".config/Code/User", dirs_exist_ok=True)
+    roo = next((FIXTURES / "roo-code").rglob("rooveterinaryinc.roo-cline"))
+    shutil.copytree(roo, home / ".config/Cursor/User/globalStorage/rooveterinaryinc.roo-cline")
+    shutil.copytree(FIXTURES / "cursor-agent/.cursor", home / ".cursor")
+
+    found, problems = discover({}, home)
+
+    formats: dict[str, int] = {}
+    for source in found:
+        formats[source.format] = formats.get(source.format, 0) + 1
+    assert formats == {"cline": 3, "copilot-chat": 4, "roo-code": 2, "cursor-agent": 4}
+    assert problems == []

@@ -265,6 +265,13 @@ class Ingestor:
         self.lock.done()
         return pending
 
+    def write_derived(self, conversations: Sequence[Conversation]) -> None:
+        """Derive these stored conversations' passages and keyword documents again, under the journal."""
+        self._write(conversations, {c.id: c.fingerprint() for c in conversations}, truth=False)
+
+    def stored(self, ids: Sequence[str]) -> list[Conversation]:
+        return self._stored(ids)
+
     def _stored(self, ids: Sequence[str]) -> list[Conversation]:
         """The stored conversations with these ids; a row that no longer validates is set aside."""
         present = []

@@ -16,6 +16,7 @@ import numpy as np
 
 from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation
 from storage.embedding.embedder import Embedder, Vectors
+from storage.errors import is_disk_full
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.quarantine import DATA_ERRORS, Quarantine, record_from_row
@@ -39,6 +40,7 @@ class IngestStats:
     chunks_reused: int = 0
     skipped: list[str] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def written(self) -> int:
@@ -89,6 +91,7 @@ class Ingestor:
         self.embedder = embedder
         self.lock = lock
         self.quarantine = Quarantine(lock.journal_path.parent)
+        self.stats = IngestStats()
         name = embedder.model_name if embedder is not None else model_name
         if name is None:
             raise ValueError("an ingestor without an embedder needs the model name")
@@ -101,7 +104,7 @@ class Ingestor:
         embed: bool = True,
     ) -> IngestStats:
         """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`)."""
-        stats = IngestStats()
+        stats = self.stats = IngestStats()  # read by the caller when the disk fills part way
         done = messages = 0
         for batch in _batches(conversations):
             unique: dict[str, Conversation] = {}
@@ -137,10 +140,25 @@ class Ingestor:
             if progress is not None:
                 progress(IngestProgress(done, messages))
         if stats.written:
+            self.tidy(stats)
+        return stats
+
+    def tidy(self, stats: IngestStats) -> None:
+        """What follows a write: scalar indexes, compaction, the vector matrix. The chats are committed
+        by then, so a full disk here fails none of them: it is noted, and the next write or
+        `pastchats doctor --fix` finishes it (search meanwhile asks LanceDB for what the matrix lacks)."""
+        try:
             self.store.ensure_indexes()  # before the cleanup, so that no index commit outlives it
             self.store.optimize()
             self.store.build_matrix()
-        return stats
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            log.warning("the disk is full: compaction and the vector matrix wait for free space (%s)", exc)
+            stats.notes.append(
+                "the disk is full: every chat above was committed and is searchable; free some space, then run "
+                "`pastchats doctor --fix` to finish compacting the store and rebuilding its vector matrix"
+            )
 
     def _write(
         self,

@@ -27,6 +27,7 @@ from storage import idle_release, reading
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
+    DiskFull,
     EmbedderUnavailable,
     NotFound,
     StoreBusy,
@@ -34,6 +35,7 @@ from storage.errors import (
     StoreReadOnly,
     UnknownMessage,
     UnknownProject,
+    is_disk_full,
 )
 from storage.filters import Filters
 from storage.hiding import Hiding
@@ -210,6 +212,16 @@ class Library:
         """What opening does unless `heal=False`: finish what a crashed writer left, re-embed after a
         model change, rebuild what is out of step, prune old versions (opens LanceDB)."""
         self._heal()
+
+    def mend(self, *, wait: float = -1) -> list[str]:
+        """Every repair there is (`pastchats doctor --fix`): each table read to its last value and
+        restored where it cannot be, then every derived structure rebuilt where damaged or out of step.
+        Returns what could not be repaired, one line each with its next step."""
+        with self._writing(timeout=wait):
+            unmended = self._mend(thorough=True)
+            self._mend_derived()
+            self.store.prune()
+        return unmended
 
     def follow_store_model(self, loader: ModelLoader) -> None:
         """Keep searching with the model the store's vectors come from: when another process re-embeds
@@ -472,8 +484,19 @@ class Library:
             log.warning("derived the passages of %d chat(s) again from the conversations table%s", healed, waiting)
 
     def _mend_derived(self) -> None:
-        """The keyword index and the vector matrix, rebuilt from the tables when damaged or out of step.
-        The keyword index needs no model; it is never rebuilt from a table that has lost chats it holds."""
+        """The keyword index and the vector matrix, rebuilt from the tables when damaged or out of step;
+        `store.json`'s size of vectors, corrected to the stored vectors'."""
+        self._mend_keywords()
+        if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost or cut
+            log.info("building the vector matrix (%d passages)", self.store.build_matrix())
+        if self._stored_meta().get("dim") not in (None, self.store.chunk_dim()):
+            log.warning("store.json named another size of vectors than the stored ones: corrected")
+            meta = self._stored_meta() | {"dim": self.store.chunk_dim()}
+            (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    def _mend_keywords(self) -> None:
+        """Rebuild the keyword index from the conversations when it is damaged or out of step (no model
+        needed); never from a conversations table that has lost the chats it holds."""
         if self.keywords.damage is not None or self.keywords.doc_count() != self.store.chunk_count():
             if self.keywords.damage is None and self.store.conversation_count() == 0:
                 log.warning("the conversations table holds no chats: the keyword index is kept as it is")
@@ -484,12 +507,6 @@ class Library:
                 if self.keywords.damage is not None:
                     self.keywords.reset()
                 self._ingestor().rebuild_keywords()
-        if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost or cut
-            log.info("building the vector matrix (%d passages)", self.store.build_matrix())
-        if self._stored_meta().get("dim") not in (None, self.store.chunk_dim()):
-            log.warning("store.json named another size of vectors than the stored ones: corrected")
-            meta = self._stored_meta() | {"dim": self.store.chunk_dim()}
-            (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
 
     @contextmanager
     def _writing(self, timeout: float) -> Iterator[None]:
@@ -559,9 +576,25 @@ class Library:
                 progress(done)
 
         with self._writing(timeout=wait):
-            ingestor.repair()
-            stats = ingestor.ingest(conversations, batch_done, embed=embed)
-            self._write_meta()
+            self._mend(check_tables=True)  # a cut data file would fail the import half way otherwise
+            self._mend_keywords()
+            try:
+                ingestor.repair()
+                stats = ingestor.ingest(conversations, batch_done, embed=embed)
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    raise
+                done = ingestor.stats
+                raise DiskFull(
+                    f"the disk holding {self.home} is full: {done.new} new and {done.updated} updated chat(s) were "
+                    "imported before it filled and are searchable; the rest were not. Free some space, then run "
+                    "the import again (it skips what is already stored)."
+                ) from None
+            try:
+                self._write_meta()
+            except OSError as exc:
+                if not is_disk_full(exc):
+                    raise
             return stats
 
     def pending_embeddings(self) -> int:
@@ -797,14 +830,26 @@ class Library:
     @contextmanager
     def _catalog(self) -> Iterator[catalog.Catalog]:
         """The read model, as the last finished write left it; built first when there is none (a new
-        store, a lost or older file): that takes the write lock, and LanceDB."""
+        store, a lost, damaged or older file). Reads never wait for a writer: when the lock is taken or
+        the store is read-only, this process builds a private one from LanceDB and reads that."""
         with ExitStack() as stack:
             try:
                 chats = stack.enter_context(catalog.Catalog.open(self.home))
             except catalog.CatalogMissing:
-                with self._writing(timeout=-1):
-                    self._rebuild_catalog = True
-                chats = stack.enter_context(catalog.Catalog.open(self.home))
+                if self.store.catalog_file is None or not self.store.catalog_file.exists():
+                    try:
+                        with self._writing(timeout=0):
+                            self._rebuild_catalog = True
+                    except (StoreBusy, StoreReadOnly) as exc:
+                        log.info("reading from a private catalog (%s)", exc)
+                        self.store.catalog_file = catalog.build_private(self.home, self.store)
+                try:
+                    chats = stack.enter_context(catalog.Catalog.open(self.home))
+                    self.store.catalog_file = None
+                except catalog.CatalogMissing:
+                    if self.store.catalog_file is None:
+                        raise
+                    chats = stack.enter_context(catalog.Catalog.open(self.home, file=self.store.catalog_file))
             yield chats
 
     def _less_hidden(self, chats: catalog.Catalog) -> catalog.Catalog | Hiding:

@@ -54,6 +54,7 @@ class Outcome:
         self.messages += stats.messages
         self.chunks_embedded += stats.chunks_embedded
         self.conversations_skipped += [Skip("store", reason) for reason in stats.skipped]
+        self.notes += [note for note in stats.notes if note not in self.notes]
 
     def counts(self) -> str:
         return (

@@ -28,6 +28,26 @@ log = logging.getLogger(__name__)
 
 BATCH_CHUNKS = 1024
 BATCH_CONVERSATIONS = 256
+# The most of one message the store keeps (characters). Past it a message is cut, with a mark in its
+# text and a note in the import report: a 200 MB pasted blob would otherwise become a million
+# passages and gigabytes of memory, and no search needs more than its start (~300 pages of text).
+MESSAGE_CHARS = 1_000_000
+
+
+def cut_long_messages(conversation: Conversation, notes: list[str]) -> Conversation:
+    """The conversation with every message longer than `MESSAGE_CHARS` cut to it (noted in `notes`)."""
+    long = [m for m in conversation.messages if len(m.text) > MESSAGE_CHARS]
+    if not long:
+        return conversation
+    messages = list(conversation.messages)
+    for message in long:
+        mark = f"\n[… cut by pastchats: {len(message.text) - MESSAGE_CHARS:,} more characters not kept]"
+        messages[message.index] = message.model_copy(update={"text": message.text[:MESSAGE_CHARS] + mark})
+        notes.append(
+            f"{conversation.id}: message {message.index + 1} holds {len(message.text):,} characters; its first "
+            f"{MESSAGE_CHARS:,} were kept (the most pastchats keeps of one message)"
+        )
+    return conversation.model_copy(update={"messages": messages})
 
 
 @dataclass
@@ -60,11 +80,11 @@ def mean_vector(vectors: Sequence[Vectors], weights: Sequence[float]) -> Vectors
     return (mean / norm if norm > 0 else mean).astype(np.float32)
 
 
-def _batches(conversations: Iterable[Conversation]) -> Iterator[list[Conversation]]:
+def _batches(conversations: Iterable[Conversation], notes: list[str]) -> Iterator[list[Conversation]]:
     batch: list[Conversation] = []
     size = 0
     for conversation in conversations:
-        batch.append(conversation)
+        batch.append(cut_long_messages(conversation, notes))
         size += len(conversation.messages)
         if size >= BATCH_CHUNKS or len(batch) >= BATCH_CONVERSATIONS:
             yield batch
@@ -106,7 +126,7 @@ class Ingestor:
         """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`)."""
         stats = self.stats = IngestStats()  # read by the caller when the disk fills part way
         done = messages = 0
-        for batch in _batches(conversations):
+        for batch in _batches(conversations, stats.notes):
             unique: dict[str, Conversation] = {}
             for conversation in batch:
                 if conversation.id in unique:

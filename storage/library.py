@@ -108,8 +108,8 @@ class Library:
         self.store = LanceStore(home / "lancedb", dim)
         self.keywords = KeywordIndex(home / "keyword")
         if self.keywords.damage is not None:
-            log.warning(
-                "the keyword index in %s is damaged (%s): it is rebuilt from the conversations",
+            log.info(
+                "the keyword index in %s is damaged (%s): rebuilt when the store is repaired",
                 home,
                 self.keywords.damage,
             )
@@ -416,6 +416,12 @@ class Library:
             lost = None
         if lost:
             unmended.append(lost)
+        elif thorough and store.conversation_count() == 0 and store.chunk_count() > 0:
+            unmended.append(
+                "the conversations table lost its chats and no copy of them can be read (the passages and the "
+                "keyword index are kept): import your chats again (`pastchats import FILE`, `pastchats reindex` "
+                "for agent logs)"
+            )
         rederive = check_tables or thorough or bool(store.created) or marker.exists()
         store.created.clear()
         if rederive:
@@ -461,15 +467,13 @@ class Library:
 
     def _rederive_stale(self) -> None:
         """Derive again the passages of every chat whose passages are missing or from another version
-        of it, and drop passages whose chat is gone: a lost or stale passages table heals from the
-        conversations (which re-importing could not do: the chats themselves are unchanged)."""
+        of it: a lost or stale passages table heals from the conversations (which re-importing could not
+        do: the chats themselves are unchanged). Passages whose chat is not in the table are kept: only
+        a delete removes passages (through the journal), and a table that lost its chats must not take
+        the passages and keyword documents with it."""
         chats = self.store.chat_versions()
         passages = self.store.passage_versions()
         stale = sorted(cid for cid, (version, count) in chats.items() if count and passages.get(cid) != {version})
-        orphans = sorted(set(passages) - set(chats))
-        if orphans:
-            self.store.delete_passages(orphans)
-            self.keywords.replace(orphans, [], {})
         if not stale:
             return
         ingestor = self._ingestor()
@@ -501,9 +505,8 @@ class Library:
             if self.keywords.damage is None and self.store.conversation_count() == 0:
                 log.warning("the conversations table holds no chats: the keyword index is kept as it is")
             else:
-                log.warning(
-                    "the keyword index is damaged or out of step with the store: rebuilding it (no model needed)"
-                )
+                why = f"damaged ({self.keywords.damage})" if self.keywords.damage else "out of step with the store"
+                log.warning("the keyword index is %s: rebuilding it from the conversations (no model needed)", why)
                 if self.keywords.damage is not None:
                     self.keywords.reset()
                 self._ingestor().rebuild_keywords()

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 OWNER = "write.owner"  # who holds the write lock: pid, command, since (read by whoever waits for it)
 # A writer that cannot have the lock at once says, within this long, what it waits for and for whom.
-NOTICE_AFTER = 1.5
+NOTICE_AFTER = 0.5
 
 
 def lock_holder(home: Path) -> str | None:

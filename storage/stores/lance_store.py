@@ -812,10 +812,3 @@ class LanceStore:
         for cid, version in zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True):
             out.setdefault(cid, set()).add(version)
         return out
-
-    def delete_passages(self, conversation_ids: Sequence[str]) -> None:
-        """Drop passages whose conversation is gone."""
-        for start in range(0, len(conversation_ids), 500):
-            batch = list(conversation_ids[start : start + 500])
-            self.matrix.note_changes(batch)
-            self.chunks.delete(sql_in("conversation_id", batch))

@@ -78,7 +78,8 @@ def test_a_damaged_keyword_index_is_rebuilt_without_the_model_and_says_so_once(
         library = Library.open(home, load_model=False)  # no model: keyword search is all there is
     every_chat_is_found(library)
     said = [r.getMessage() for r in caplog.records if "keyword index" in r.getMessage()]
-    assert len(said) == 1 and "no model needed" in said[0], said
+    assert len(said) == 1, said
+    assert "no model needed" in said[0]
     assert library.keywords.doc_count() == library.store.chunk_count() > 0
 
 
@@ -228,6 +229,10 @@ def test_a_message_over_the_limit_is_cut_with_a_note(tmp_path: Path) -> None:
     huge = "word " * (MESSAGE_CHARS // 5 + 1000)
     stats = library.import_conversations([conversation("blob", ["a pasted log follows", huge, "thanks"])])
     assert stats.new == 1
-    assert stats.notes and "message 2" in stats.notes[0] and f"{MESSAGE_CHARS:,}" in stats.notes[0]
+    assert len(stats.notes) == 1
+    assert "message 2" in stats.notes[0]
+    assert f"{MESSAGE_CHARS:,}" in stats.notes[0]
     kept = library.get("blob").messages[1].text
-    assert kept.startswith("word word") and "cut by pastchats" in kept and len(kept) < MESSAGE_CHARS + 100
+    assert kept.startswith("word word")
+    assert "cut by pastchats" in kept
+    assert len(kept) < MESSAGE_CHARS + 100

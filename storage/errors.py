@@ -44,7 +44,7 @@ class StoreBusy(StoreError):
 
     def __init__(self, holder: str | None = None) -> None:
         who = f" ({holder})" if holder else ""
-        super().__init__(f"another pastchats process{who} is writing to this store; try again when it has finished")
+        super().__init__(f"another pastchats process is writing to this store{who}; try again when it has finished")
 
 
 class StoreReadOnly(StoreError):

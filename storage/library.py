@@ -377,7 +377,10 @@ class Library:
         self._finish_deletes()
         store = self.store
         suspect = store.damaged or store.created or (self.home / RESTORING).exists()
-        if suspect or catalog.table_stamps(store.path) is None:
+        if not suspect and catalog.table_stamps(store.path) is None:  # a table lost, or a new store
+            store.connect()  # finds out which: a lost table is restored before anything reads it
+            suspect = True
+        if suspect:
             self._mend()
 
     def _mend(self, *, check_tables: bool = False, thorough: bool = False) -> list[str]:
@@ -850,8 +853,8 @@ class Library:
                     chats = stack.enter_context(catalog.Catalog.open(self.home))
                     self.store.catalog_file = None
                 except catalog.CatalogMissing:
-                    if self.store.catalog_file is None:
-                        raise
+                    if self.store.catalog_file is None:  # the rebuild failed: what LanceDB still holds
+                        self.store.catalog_file = catalog.build_private(self.home, self.store)
                     chats = stack.enter_context(catalog.Catalog.open(self.home, file=self.store.catalog_file))
             yield chats
 

@@ -264,6 +264,10 @@ class LanceStore:
         """Whether LanceDB was needed so far (a reader served by the derived files never opens it)."""
         return self._lance_tables is not None
 
+    def connect(self) -> None:
+        """Open the tables now (noting any that is damaged or had to be created)."""
+        self._lance()
+
     def _lance(self) -> _Tables:
         tables = self._lance_tables
         if tables is None:

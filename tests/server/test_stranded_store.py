@@ -77,7 +77,7 @@ def read_only(folder: Path) -> Iterator[Path]:
         subprocess.run(["mount", "-o", "remount,ro,bind", str(mount)], check=True, capture_output=True)
         yield mount
     finally:
-        subprocess.run(["umount", str(mount)], check=False, capture_output=True)
+        subprocess.run(["umount", "--lazy", str(mount)], check=False, capture_output=True)
 
 
 def test_a_read_only_home_is_read_and_writes_say_read_only_with_the_next_step(tmp_path: Path) -> None:
@@ -151,7 +151,7 @@ def small_disk(folder: Path, size: str) -> Iterator[Path]:
     try:
         yield folder
     finally:
-        subprocess.run(["umount", str(folder)], check=False)
+        subprocess.run(["umount", "--lazy", str(folder)], check=False)  # the store may still have files mapped
 
 
 def fill(folder: Path, leave: int) -> Path:

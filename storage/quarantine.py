@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 # ArrowTypeError a TypeError; Tantivy raises ValueError for a date it cannot hold). An OSError (disk
 # full, permissions) is the machine's problem, not the conversation's: it propagates and the journal
 # keeps the batch for the next writer.
-DATA_ERRORS = (ValueError, TypeError, OverflowError, RecursionError)
+# A MemoryError too: a chat too large to derive in one piece is set aside rather than left in the
+# journal, where every later import would try it again first and fail the same way.
+DATA_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, MemoryError)
 
 
 def _plain(value: Any) -> Any:

@@ -91,6 +91,7 @@ def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     from server import wiring
 
     library = wiring.open_library(settings, load_model=model)
+    library.lock.on_wait = lambda notice: click.echo(notice, err=True)  # plainly, not as a log line
     try:
         yield library
     finally:

@@ -67,12 +67,16 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
 def check_secrets(settings: Settings) -> Check:
     """Whether chats are redacted as they are written, and what was redacted, per source."""
     from server.cli.common import redaction_text
+    from storage.errors import PastchatsError
     from storage.stores.catalog import Catalog
 
     redacted: dict[str, dict[str, int]] = {}
     if (settings.home / "store.json").exists():
-        with Catalog.read(settings.home) as catalog:
-            redacted = catalog.redactions() if catalog is not None else {}
+        try:
+            with Catalog.read(settings.home) as catalog:
+                redacted = catalog.redactions() if catalog is not None else {}
+        except PastchatsError:  # a store this pastchats cannot read: the store check names why
+            return Check("secrets", True, "not read: see the store check", None, {"redaction": settings.redact})
     details = {"redaction": settings.redact, "redacted": redacted, "allowed": settings.redact_allow}
     summary = redaction_text(redacted, settings.redact).split(": ", 1)[1]
     if not settings.redact:

@@ -353,11 +353,13 @@ class Library:
         progress: Callable[[IngestProgress], None] | None = None,
         wait: float = -1,
         embed: bool = True,
+        add_only: tuple[str, ...] = (),
     ) -> IngestStats:
         """Upsert by id under the inter-process write lock; only changed text is re-embedded.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
-        await their embedding (`embed_pending`) before the vector leg finds them.
+        await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
+        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`).
         """
         ingestor = self._ingestor()
 
@@ -368,7 +370,7 @@ class Library:
 
         with self._writing(timeout=wait):
             ingestor.repair()
-            stats = ingestor.ingest(conversations, batch_done, embed=embed)
+            stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only)
             self._write_meta()
             return stats
 

@@ -50,7 +50,9 @@ class Quarantine:
         """Append the records (plain format) with the reason; returns the file they went to."""
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / f"{datetime.now(UTC):%Y-%m-%d}.jsonl"
-        with path.open("a", encoding="utf-8") as handle:
+        # A lone surrogate (what LanceDB refuses) is written as its JSON escape `\ud800`: setting a
+        # conversation aside never fails on the text that made it fail.
+        with path.open("a", encoding="utf-8", errors="backslashreplace") as handle:
             for record in records:
                 line = json.dumps({**record, "quarantined": reason}, ensure_ascii=False, default=str)
                 handle.write(line + "\n")

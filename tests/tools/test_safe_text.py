@@ -44,6 +44,14 @@ def strings(value: Any) -> list[str]:
     return []
 
 
+@pytest.fixture(autouse=True)
+def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI opens the store with the test embedder the store was made with."""
+    monkeypatch.setattr(
+        "server.wiring.open_library", lambda settings, **_: Library.open(settings.home, embedder=HashEmbedder())
+    )
+
+
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Library:
     """A store that already holds unclean text: written as an older pastchats would have written it."""

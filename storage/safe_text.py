@@ -73,12 +73,21 @@ def clean_all(value: Any) -> Any:
 
 def id_problem(value: str) -> str | None:
     """Why `value` (surrounding whitespace already stripped) cannot be a chat's or a message's id, or
-    None. An id is typed back (`read_chat`, `pastchats read`, `pastchats delete`), so it is one line of
-    printable text: no control or format characters, no line breaks, no spaces but the plain one."""
+    None. An id is typed back (`read_chat`, `pastchats read`, `pastchats delete`), so it is one line
+    with nothing invisible in it: no control character or line break, no format character (bidi
+    controls, zero-width spaces), no lone surrogate."""
     if not value:
         return "the id is empty or only whitespace"
-    if value.isprintable():
+    if value.isprintable():  # almost every id: no character to look at one by one
         return None
-    odd = next(ch for ch in value if not ch.isprintable())
-    what = "a line break" if odd in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029" else f"the character U+{ord(odd):04X}"
-    return f"the id holds {what}; ids must be one line of printable text"
+    import unicodedata  # deferred: an id that is not printable is rare
+
+    for ch in value:
+        if unicodedata.category(ch) in _NOT_IN_AN_ID:
+            what = "a line break" if len(f"a{ch}b".splitlines()) > 1 else f"the character U+{ord(ch):04X}"
+            return f"the id holds {what}; an id must be one line with nothing invisible in it"
+    return None
+
+
+# Controls (line breaks among them), format characters, surrogates, line and paragraph separators.
+_NOT_IN_AN_ID = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})

@@ -41,7 +41,10 @@ _SURROGATE = re.compile(f"[{_SURROGATES}]")
 
 def clean(text: str) -> str:
     """`text` without what could act on a terminal or hide how it reads (see the module's docstring)."""
-    if text.isprintable() or _UNSAFE_START.search(text) is None:  # almost every text: no copy
+    # Every unsafe character is a control, format character or surrogate, none printable: most texts
+    # are cleared by `isprintable` (~3x faster than the class), the rest (emoji joiners, odd spaces)
+    # by the class; only text with something to remove is copied.
+    if text.replace("\n", " ").replace("\t", " ").isprintable() or _UNSAFE_START.search(text) is None:
         return text
     return _UNSAFE.sub(_replacement, text)
 

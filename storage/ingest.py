@@ -96,6 +96,14 @@ def _batches(conversations: Iterable[Conversation], notes: list[str]) -> Iterato
         yield batch
 
 
+def _not_replaced(conversation_id: str) -> str:
+    owner = conversation_id.split(":", 1)[0]
+    return (
+        f"{conversation_id}: the store holds {owner}'s chat with this id, which only an import of {owner}'s "
+        f"own files may replace (to replace it anyway: pastchats delete '{conversation_id}', then import again)"
+    )
+
+
 class Ingestor:
     def __init__(
         self,
@@ -128,8 +136,13 @@ class Ingestor:
         conversations: Iterable[Conversation],
         progress: Callable[[IngestProgress], None] | None = None,
         embed: bool = True,
+        add_only: tuple[str, ...] = (),
     ) -> IngestStats:
-        """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`)."""
+        """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`).
+
+        A conversation whose id starts with one of `add_only` is written only when the store does not
+        hold that id yet: it never replaces a stored chat (another format's, `registry.foreign_prefixes`).
+        """
         stats = self.stats = IngestStats()  # read by the caller when the disk fills part way
         done = messages = 0
         for batch in _batches(conversations, stats.notes):
@@ -147,6 +160,8 @@ class Ingestor:
             for conversation in unique.values():
                 if stored.get(conversation.id) == versions[conversation.id]:
                     stats.unchanged += 1
+                elif conversation.id in stored and conversation.id.startswith(add_only):
+                    stats.skipped.append(_not_replaced(conversation.id))
                 else:
                     changed.append(conversation)
             if changed:

@@ -619,11 +619,13 @@ class Library:
         progress: Callable[[IngestProgress], None] | None = None,
         wait: float = -1,
         embed: bool = True,
+        add_only: tuple[str, ...] = (),
     ) -> IngestStats:
         """Upsert by id under the inter-process write lock; only changed text is re-embedded.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
-        await their embedding (`embed_pending`) before the vector leg finds them.
+        await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
+        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`).
         """
         ingestor = self._ingestor()
 
@@ -637,7 +639,7 @@ class Library:
             self._mend_keywords()
             try:
                 ingestor.repair()
-                stats = ingestor.ingest(conversations, batch_done, embed=embed)
+                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only)
             except Exception as exc:
                 if not is_disk_full(exc):
                     raise

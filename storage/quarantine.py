@@ -54,7 +54,9 @@ class Quarantine:
         """Append the records (plain format) with the reason; returns the file they went to."""
         make_folder(self.directory)
         path = self.directory / f"{datetime.now(UTC):%Y-%m-%d}.jsonl"
-        with open(path, "a", encoding="utf-8", opener=open_private) as handle:
+        # A lone surrogate (what LanceDB refuses) is written as its JSON escape `\ud800`: setting a
+        # conversation aside never fails on the text that made it fail.
+        with open(path, "a", encoding="utf-8", errors="backslashreplace", opener=open_private) as handle:
             for record in records:
                 line = json.dumps({**record, "quarantined": reason}, ensure_ascii=False, default=str)
                 handle.write(line + "\n")

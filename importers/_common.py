@@ -154,15 +154,6 @@ def result_text(content: object) -> str:
     return " ".join(as_str(as_dict(item).get("text")) for item in as_list(content))
 
 
-def clean_text(text: str) -> str:
-    """Text that encodes as UTF-8: lone surrogates (from `\\ud800` escapes in JSON) become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
-
-
 def has_opt_out(conversation: Conversation) -> bool:
     """Whether any message holds a line `pastchats: do-not-index` (the privacy opt-out marker)."""
     for message in conversation.messages:
@@ -230,9 +221,8 @@ def build_conversation(
             n += 1
             unique = f"{key}~{n}"
         seen.add(unique)
-        text = clean_text(turn.text)
         moment = message_time(turn.created_at, report)
-        messages.append(Message(id=unique, index=index, role=turn.role, text=text, created_at=moment))
+        messages.append(Message(id=unique, index=index, role=turn.role, text=turn.text, created_at=moment))
     times = [m.created_at for m in messages if m.created_at is not None]
     created = created_at or (min(times) if times else None) or updated_at
     updated = updated_at or (max(times) if times else None) or created
@@ -243,7 +233,7 @@ def build_conversation(
     if times and max(times) > updated:
         updated = max(times)
     updated = max(updated, created)
-    title = " ".join(clean_text(title).split())
+    title = " ".join(title.split())
     return Conversation(
         id=id,
         source=source,

@@ -19,6 +19,7 @@ from importers._files import open_regular
 from importers._json import BrokenJson, Malformed, iter_json_values
 from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Message, Role, UtcDatetime
+from storage.safe_text import id_problem
 
 ROLE_ALIASES: dict[str, Role] = {
     "user": "user",
@@ -31,6 +32,20 @@ ROLE_ALIASES: dict[str, Role] = {
     "tool": "tool",
     "function": "tool",
 }
+
+
+def _normal_id(value: object) -> object:
+    """A number as text, a string stripped of surrounding whitespace; ValueError when it cannot be typed
+    back (`importers._safe` checks every format's ids again). Anything else is left to the schema."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        return value
+    stripped = value.strip()
+    problem = id_problem(stripped)
+    if problem is not None:
+        raise ValueError(problem)
+    return stripped
 
 
 class _PlainMessage(BaseModel):
@@ -50,8 +65,8 @@ class _PlainMessage(BaseModel):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _id_from_number(cls, value: object) -> object:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    def _id(cls, value: object) -> object:
+        return _normal_id(value)
 
 
 class _PlainConversation(BaseModel):
@@ -68,8 +83,8 @@ class _PlainConversation(BaseModel):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _id_from_number(cls, value: object) -> object:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    def _id(cls, value: object) -> object:
+        return _normal_id(value)
 
 
 def title_from(messages: list[Message]) -> str:

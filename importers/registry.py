@@ -12,6 +12,7 @@ from pathlib import Path
 
 from importers._common import has_opt_out
 from importers._files import not_regular_reason
+from importers._safe import safe_conversations
 from importers.aider import AiderImporter
 from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
@@ -28,7 +29,18 @@ from importers.plain import PlainImporter
 from importers.roo_code import RooCodeImporter
 from storage.models import Conversation
 
-__all__ = ["AGENT_LOGS", "IMPORTERS", "agent_log", "choose", "detect", "get", "names", "read", "without_opted_out"]
+__all__ = [
+    "AGENT_LOGS",
+    "IMPORTERS",
+    "agent_log",
+    "choose",
+    "detect",
+    "foreign_prefixes",
+    "get",
+    "names",
+    "read",
+    "without_opted_out",
+]
 
 _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     ClaudeCodeImporter(),
@@ -73,6 +85,15 @@ def agent_log(name: str) -> AgentLogImporter:
     raise SourceError(f"{name!r} is not an agent-log format; those are: {', '.join(i.name for i in AGENT_LOGS)}")
 
 
+def foreign_prefixes(name: str) -> tuple[str, ...]:
+    """The id prefixes of the formats other than `name` (every format's chat ids are `<format>:...`).
+
+    An import from `name` may add a chat with such an id (a `pastchats export` restored through the
+    plain format keeps its ids) but never replaces one the store holds: a plain record with the id
+    `claude:<uuid>` cannot take over the real Claude.ai chat."""
+    return tuple(f"{other}:" for other in names() if other != name)
+
+
 def get(name: str) -> Importer:
     for importer in IMPORTERS:
         if importer.name == name:
@@ -90,9 +111,8 @@ def detect(path: Path) -> Importer:
 
 
 def choose(path: Path, format: str | None = None) -> Importer:
-    """The importer for `path`: the one named (`--format` skips detection), unless the path is plainly
-    another format, else the detected one; SourceError naming the format the path looks like when
-    the named one does not fit.
+    """The importer for `path`: the one named, unless the path looks like another format (SourceError
+    naming it), else the detected one.
 
     Cheap (no file is parsed), so that a wrong path or format fails before the store and the model load.
     """
@@ -103,7 +123,9 @@ def choose(path: Path, format: str | None = None) -> Importer:
     if importer.detect(path):
         return importer
     looks = next((other.name for other in IMPORTERS if other is not importer and other.detect(path)), None)
-    if looks is None:  # nothing else claims it: read it as the format named
+    if looks is None:
+        # Detection reads only a file's first bytes; when no format claims them (a broken first
+        # record), the format the user named reads the file and reports what it cannot.
         return importer
     raise SourceError(
         f"{path} does not look like a {format} source; it looks like {looks} (use --format {looks}, "
@@ -117,13 +139,14 @@ def read(
     """Open a source. The iterator streams conversations; the report fills in as it is consumed.
     `origin`: `path` is a copy of the file (or folder) its program wrote there (see `ImportReport`).
 
-    Conversations holding the opt-out marker line are left out here, for every format.
+    Every conversation passes `importers._safe` here, for every format (ids normalised or rejected,
+    text cleaned), and those holding the opt-out marker line are left out.
     """
     if format:
         _require_readable_kind(path)
     importer = get(format) if format else detect(path)
     report = ImportReport(path=path, format=importer.name, origin=origin)
-    return without_opted_out(importer.read(path, report), report), report
+    return without_opted_out(safe_conversations(importer.read(path, report), report), report), report
 
 
 def _require_source(path: Path) -> None:

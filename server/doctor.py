@@ -39,14 +39,16 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
 
     health = inspect(settings.home)
     details = {key: str(value) if isinstance(value, Path) else value for key, value in asdict(health).items()}
-    if not health.exists or health.conversations == 0:
+    if health.blockers:
+        return Check("store", False, "; ".join(health.blockers), None, details)
+    if not health.exists or (health.conversations == 0 and not health.problems):
         where = "does not exist yet" if not health.exists else "holds no chats"
         fix = "pastchats sync  (agent logs), pastchats import FILE  (exports), or pastchats import --sample"
         return Check("store", False, f"the store at {health.home} {where}", fix, details)
     counts = f"{health.conversations} chats, {health.messages} messages, {health.passages} passages"
-    problems = []
-    if not health.indexes_agree:
-        problems.append(f"the keyword index has {health.keyword_documents} passages, the store {health.passages}")
+    problems = list(health.problems)
+    if health.unfindable:
+        problems.append(f"{health.unfindable} chat(s) cannot be found by search")
     if health.interrupted_writes:
         problems.append(f"{health.interrupted_writes} chat(s) left half-written by an interrupted import")
     if health.unfinished_deletes:
@@ -56,20 +58,25 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
     if health.awaiting_embeddings:
         problems.append(f"{health.awaiting_embeddings} passage(s) await embeddings (keyword-searchable only)")
     if not problems:
-        return Check("store", True, f"{counts}; both indexes agree", None, details)
-    fix = "pastchats doctor --fix" if model_ok or not health.awaiting_embeddings else "pastchats model install"
+        return Check("store", True, f"{counts}; every chat is searchable and both indexes agree", None, details)
+    only_embeddings = problems == [problems[-1]] and bool(health.awaiting_embeddings)
+    fix = "pastchats model install" if only_embeddings and not model_ok else "pastchats doctor --fix"
     return Check("store", False, f"{counts}; " + "; ".join(problems), fix, details)
 
 
 def check_secrets(settings: Settings) -> Check:
     """Whether chats are redacted as they are written, and what was redacted, per source."""
     from server.cli.common import redaction_text
+    from storage.errors import PastchatsError
     from storage.stores.catalog import Catalog
 
     redacted: dict[str, dict[str, int]] = {}
     if (settings.home / "store.json").exists():
-        with Catalog.read(settings.home) as catalog:
-            redacted = catalog.redactions() if catalog is not None else {}
+        try:
+            with Catalog.read(settings.home) as catalog:
+                redacted = catalog.redactions() if catalog is not None else {}
+        except PastchatsError:  # a store this pastchats cannot read: the store check names why
+            return Check("secrets", True, "not read: see the store check", None, {"redaction": settings.redact})
     details = {"redaction": settings.redact, "redacted": redacted, "allowed": settings.redact_allow}
     summary = redaction_text(redacted, settings.redact).split(": ", 1)[1]
     if not settings.redact:

@@ -70,7 +70,9 @@ def import_source(
             yield conversation
 
     with progress_reporter(show_progress, path.name) as progress:
-        stats = library.import_conversations(remembered(), progress=progress, embed=False)
+        stats = library.import_conversations(
+            remembered(), progress=progress, embed=False, add_only=registry.foreign_prefixes(report.format)
+        )
     unforget(library, imported)
     summary = SourceSummary(path=label or str(path), format=report.format, notes=list(report.notes))
     summary.conversations_skipped += report.skipped

@@ -63,7 +63,10 @@ class WarmLibrary:
                 self._error = str(exc)
             else:
                 logger.exception("cannot open the pastchats store")
-                self._error = "see the server log for details"
+                self._error = (
+                    f"an unexpected {type(exc).__name__}; the server log has the details, and "
+                    "`pastchats doctor` in a terminal checks the store"
+                )
         finally:
             self._done.set()
 
@@ -78,10 +81,5 @@ class WarmLibrary:
         if not self._done.is_set():
             await anyio.to_thread.run_sync(self._done.wait, abandon_on_cancel=True)
         if self._library is None:
-            raise tool_error(
-                StoreError(
-                    f"The pastchats store could not be opened ({self._error}). Tell the user; "
-                    "`pastchats stats` in a terminal shows the problem."
-                )
-            )
+            raise tool_error(StoreError(f"The pastchats store could not be opened: {self._error}. Tell the user."))
         return self._library

@@ -8,6 +8,9 @@ one short line. Each error is translated exactly once per surface: to an MCP `To
     PastchatsError                     storage.errors
     ├── StoreError                     storage.errors: the store cannot do what was asked
     │   ├── StoreBusy                  storage.errors: another process is writing; try again later
+    │   ├── StoreReadOnly              storage.errors: the store's folder cannot be written (a backup mount)
+    │   ├── StoreDamaged               storage.errors: a table cannot be read; `pastchats doctor --fix`
+    │   ├── DiskFull                   storage.errors: the disk filled during a write; what was committed stays
     │   ├── StoreTooNew                storage.errors: written by a newer pastchats; upgrade pastchats
     │   ├── NotFound                   storage.errors: no chat with that uri
     │   ├── UnknownMessage             storage.errors: read_chat's `around` names no message
@@ -39,8 +42,47 @@ class StoreError(PastchatsError):
 class StoreBusy(StoreError):
     """Another process is writing to this store."""
 
-    def __init__(self) -> None:
-        super().__init__("another pastchats process is writing to this store; try again when it has finished")
+    def __init__(self, holder: str | None = None) -> None:
+        who = f" ({holder})" if holder else ""
+        super().__init__(f"another pastchats process is writing to this store{who}; try again when it has finished")
+
+
+class StoreReadOnly(StoreError):
+    """The store's folder cannot be written: reading works, writing does not."""
+
+    def __init__(self, home: object, action: str = "write to it") -> None:
+        super().__init__(
+            f"the store in {home} is read-only (a backup mount or a locked-down folder): reading works, but "
+            f"pastchats cannot {action}. Make it writable, or copy it and pass the copy with --home."
+        )
+
+
+class StoreDamaged(StoreError):
+    """A table of the source of truth cannot be read as it is; `pastchats doctor --fix` repairs it."""
+
+
+class DiskFull(StoreError):
+    """The disk filled while writing. What was committed before stays; the rest is retried."""
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether a failure is the disk (or a quota) filling up, as Python or LanceDB's Rust side reports it."""
+    import errno
+
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    text = str(error).lower()
+    return "no space left on device" in text or "disk quota exceeded" in text
+
+
+def is_read_only(error: BaseException) -> bool:
+    """Whether a failure is a folder or file that may not be written (a read-only mount, a permission)."""
+    import errno
+
+    if isinstance(error, OSError) and error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return True
+    text = str(error).lower()
+    return "read-only file system" in text or "permission denied" in text
 
 
 class StoreTooNew(StoreError):

@@ -17,6 +17,7 @@ import numpy as np
 
 from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation
 from storage.embedding.embedder import Embedder, Vectors
+from storage.errors import is_disk_full
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.quarantine import DATA_ERRORS, Quarantine, record_from_row
@@ -29,6 +30,26 @@ log = logging.getLogger(__name__)
 
 BATCH_CHUNKS = 1024
 BATCH_CONVERSATIONS = 256
+# The most of one message the store keeps (characters). Past it a message is cut, with a mark in its
+# text and a note in the import report: a 200 MB pasted blob would otherwise become a million
+# passages and gigabytes of memory, and no search needs more than its start (~300 pages of text).
+MESSAGE_CHARS = 1_000_000
+
+
+def cut_long_messages(conversation: Conversation, notes: list[str]) -> Conversation:
+    """The conversation with every message longer than `MESSAGE_CHARS` cut to it (noted in `notes`)."""
+    long = [m for m in conversation.messages if len(m.text) > MESSAGE_CHARS]
+    if not long:
+        return conversation
+    messages = list(conversation.messages)
+    for message in long:
+        mark = f"\n[… cut by pastchats: {len(message.text) - MESSAGE_CHARS:,} more characters not kept]"
+        messages[message.index] = message.model_copy(update={"text": message.text[:MESSAGE_CHARS] + mark})
+        notes.append(
+            f"{conversation.id}: message {message.index + 1} holds {len(message.text):,} characters; its first "
+            f"{MESSAGE_CHARS:,} were kept (the most pastchats keeps of one message)"
+        )
+    return conversation.model_copy(update={"messages": messages})
 
 
 @dataclass
@@ -42,6 +63,7 @@ class IngestStats:
     skipped: list[str] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
     redacted: Counter[str] = field(default_factory=Counter)  # secrets replaced in the chats written, by kind
+    notes: list[str] = field(default_factory=list)
 
     @property
     def written(self) -> int:
@@ -61,17 +83,25 @@ def mean_vector(vectors: Sequence[Vectors], weights: Sequence[float]) -> Vectors
     return (mean / norm if norm > 0 else mean).astype(np.float32)
 
 
-def _batches(conversations: Iterable[Conversation]) -> Iterator[list[Conversation]]:
+def _batches(conversations: Iterable[Conversation], notes: list[str]) -> Iterator[list[Conversation]]:
     batch: list[Conversation] = []
     size = 0
     for conversation in conversations:
-        batch.append(conversation)
+        batch.append(cut_long_messages(conversation, notes))
         size += len(conversation.messages)
         if size >= BATCH_CHUNKS or len(batch) >= BATCH_CONVERSATIONS:
             yield batch
             batch, size = [], 0
     if batch:
         yield batch
+
+
+def _not_replaced(conversation_id: str) -> str:
+    owner = conversation_id.split(":", 1)[0]
+    return (
+        f"{conversation_id}: the store holds {owner}'s chat with this id, which only an import of {owner}'s "
+        f"own files may replace (to replace it anyway: pastchats delete '{conversation_id}', then import again)"
+    )
 
 
 class Ingestor:
@@ -95,6 +125,7 @@ class Ingestor:
         self.embedder = embedder
         self.lock = lock
         self.quarantine = Quarantine(lock.journal_path.parent)
+        self.stats = IngestStats()
         name = embedder.model_name if embedder is not None else model_name
         if name is None:
             raise ValueError("an ingestor without an embedder needs the model name")
@@ -105,11 +136,16 @@ class Ingestor:
         conversations: Iterable[Conversation],
         progress: Callable[[IngestProgress], None] | None = None,
         embed: bool = True,
+        add_only: tuple[str, ...] = (),
     ) -> IngestStats:
-        """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`)."""
-        stats = IngestStats()
+        """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`).
+
+        A conversation whose id starts with one of `add_only` is written only when the store does not
+        hold that id yet: it never replaces a stored chat (another format's, `registry.foreign_prefixes`).
+        """
+        stats = self.stats = IngestStats()  # read by the caller when the disk fills part way
         done = messages = 0
-        for batch in _batches(conversations):
+        for batch in _batches(conversations, stats.notes):
             unique: dict[str, Conversation] = {}
             found: dict[str, Counter[str]] = {}
             for conversation in batch:
@@ -124,6 +160,8 @@ class Ingestor:
             for conversation in unique.values():
                 if stored.get(conversation.id) == versions[conversation.id]:
                     stats.unchanged += 1
+                elif conversation.id in stored and conversation.id.startswith(add_only):
+                    stats.skipped.append(_not_replaced(conversation.id))
                 else:
                     changed.append(conversation)
             if changed:
@@ -146,10 +184,25 @@ class Ingestor:
             if progress is not None:
                 progress(IngestProgress(done, messages))
         if stats.written:
+            self.tidy(stats)
+        return stats
+
+    def tidy(self, stats: IngestStats) -> None:
+        """What follows a write: scalar indexes, compaction, the vector matrix. The chats are committed
+        by then, so a full disk here fails none of them: it is noted, and the next write or
+        `pastchats doctor --fix` finishes it (search meanwhile asks LanceDB for what the matrix lacks)."""
+        try:
             self.store.ensure_indexes()  # before the cleanup, so that no index commit outlives it
             self.store.optimize()
             self.store.build_matrix()
-        return stats
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            log.warning("the disk is full: compaction and the vector matrix wait for free space (%s)", exc)
+            stats.notes.append(
+                "the disk is full: every chat above was committed and is searchable; free some space, then run "
+                "`pastchats doctor --fix` to finish compacting the store and rebuilding its vector matrix"
+            )
 
     def _write(
         self,
@@ -273,6 +326,13 @@ class Ingestor:
                 self._write(present, {c.id: c.fingerprint() for c in present}, truth=False)
         self.lock.done()
         return pending
+
+    def write_derived(self, conversations: Sequence[Conversation]) -> None:
+        """Derive these stored conversations' passages and keyword documents again, under the journal."""
+        self._write(conversations, {c.id: c.fingerprint() for c in conversations}, truth=False)
+
+    def stored(self, ids: Sequence[str]) -> list[Conversation]:
+        return self._stored(ids)
 
     def _stored(self, ids: Sequence[str]) -> list[Conversation]:
         """The stored conversations with these ids; a row that no longer validates is set aside."""

@@ -28,16 +28,19 @@ from storage import idle_release, reading
 from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
+    DiskFull,
     EmbedderUnavailable,
     NotFound,
     StoreBusy,
     StoreError,
+    StoreReadOnly,
     UnknownMessage,
     UnknownProject,
+    is_disk_full,
 )
 from storage.filters import Filters
 from storage.hiding import Hiding
-from storage.ingest import Ingestor, IngestProgress, IngestStats
+from storage.ingest import BATCH_CONVERSATIONS, Ingestor, IngestProgress, IngestStats
 from storage.journal import DeletedWatch
 from storage.locks import WriteLock
 from storage.models import Conversation
@@ -49,7 +52,7 @@ from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.store_meta import STORE_FORMAT, read_meta, refuse_newer
 from storage.stores import catalog
 from storage.stores.keyword_index import KeywordIndex
-from storage.stores.lance_store import LanceStore
+from storage.stores.lance_store import TABLE_NAMES, LanceStore
 
 ModelLoader = Callable[[str], Embedder]
 
@@ -67,6 +70,24 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# Present while the conversations table is being restored from the catalog (the version it was restored
+# to, or null when it started again): a restore a crash cut short is finished by the next writer
+# before anything, the catalog above all, is derived from the half-restored table.
+RESTORING = "restoring.json"
+
+
+def write_restoring(path: Path, version: int | None) -> None:
+    path.write_text(json.dumps({"newer_than": version}), encoding="utf-8")
+
+
+def read_restoring(path: Path) -> int | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("newer_than")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
+
 
 EMBED_BATCH = 512  # passages embedded per commit by `embed_pending`: ~10-30 s of model time here
 
@@ -88,15 +109,20 @@ class Library:
         self.embedder = embedder
         self.load_error = load_error
         self.lock = WriteLock(home)
-        stored_dim = self._stored_meta().get("dim", 384)
-        dim = embedder.dim if embedder is not None else (stored_dim if isinstance(stored_dim, int) else 384)
+        dim = embedder.dim if embedder is not None else self._vector_size()
         self.store = LanceStore(home / "lancedb", dim)
         self.keywords = KeywordIndex(home / "keyword")
+        if self.keywords.damage is not None:
+            log.info(
+                "the keyword index in %s is damaged (%s): rebuilt when the store is repaired",
+                home,
+                self.keywords.damage,
+            )
         # What a delete committed to and may not have removed yet: no read shows it (one stat a read).
         self.deleted = DeletedWatch(str(home))
         self.engine = SearchEngine(self.store, self.keywords, embedder)
         self.engine.hidden = self.deleted.ids
-        self.lock.on_acquire = self._finish_deletes
+        self.lock.on_acquire = self._on_acquire
         self._follow: ModelLoader | None = None
         self._meta_stamp: tuple[int, int, int] | None = None
         self._switching = threading.Lock()
@@ -162,7 +188,7 @@ class Library:
         if embedder is not None:
             self.model_name = embedder.model_name
             if embedder.dim != self.store.dim:  # vectors of another size: open the store at that size
-                self.store = LanceStore(self.home / "lancedb", embedder.dim)
+                self._reopen_store(embedder.dim)
         self.engine = SearchEngine(self.store, self.keywords, embedder)
         self.engine.hidden = self.deleted.ids
 
@@ -185,6 +211,8 @@ class Library:
         not count: the next write or `repair` deletes them.)"""
         if self.lock.pending() or self.lock.deleting():
             return True
+        if self._derived_damage():
+            return True
         meta = self._stored_meta()
         if meta.get("format") != STORE_FORMAT or self._needs_redaction():
             return True
@@ -201,6 +229,16 @@ class Library:
         """What opening does unless `heal=False`: finish what a crashed writer left, re-embed after a
         model change, rebuild what is out of step, prune old versions (opens LanceDB)."""
         self._heal()
+
+    def mend(self, *, wait: float = -1) -> list[str]:
+        """Every repair there is (`pastchats doctor --fix`): each table read to its last value and
+        restored where it cannot be, then every derived structure rebuilt where damaged or out of step.
+        Returns what could not be repaired, one line each with its next step."""
+        with self._writing(timeout=wait):
+            unmended = self._mend(thorough=True)
+            self._mend_derived()
+            self.store.prune()
+        return unmended
 
     def follow_store_model(self, loader: ModelLoader) -> None:
         """Keep searching with the model the store's vectors come from: when another process re-embeds
@@ -231,7 +269,7 @@ class Library:
                 try:
                     embedder = self._follow(stored)
                     # The other process dropped and re-created the vectors' table: open it afresh.
-                    self.store = LanceStore(self.home / "lancedb", embedder.dim)
+                    self._reopen_store(embedder.dim)
                     self.use_model(embedder)
                 except EmbedderUnavailable as exc:
                     log.warning("%s; search is keyword-only until it is installed", exc)
@@ -270,6 +308,35 @@ class Library:
     def _record_meta(self, **values: object) -> None:
         (self.home / "store.json").write_text(json.dumps(self._stored_meta() | values), encoding="utf-8")
 
+    def _vector_size(self) -> int:
+        """The size of the stored vectors: `store.json`'s, unless the vector matrix (built from the
+        vectors themselves) says otherwise; then the matrix is right and `store.json` is corrected at
+        the next repair."""
+        stored = self._stored_meta().get("dim")
+        try:
+            built = json.loads((self.home / "vectors" / "manifest.json").read_text(encoding="utf-8")).get("dim")
+        except (OSError, ValueError, AttributeError):
+            built = None
+        if isinstance(built, int) and built != stored:
+            return built
+        return stored if isinstance(stored, int) else 384
+
+    def _reopen_store(self, dim: int) -> None:
+        private = self.store.catalog_file
+        self.store = LanceStore(self.home / "lancedb", dim)
+        self.store.catalog_file = private
+
+    def _derived_damage(self) -> list[str]:
+        """The derived structures found damaged, each with why (from the files, without LanceDB)."""
+        found = []
+        if self.keywords.damage is not None:
+            found.append(f"the keyword index ({self.keywords.damage})")
+        if (matrix := self.store.matrix.damage()) is not None:
+            found.append(f"the vector matrix ({matrix})")
+        if (catalog_damage := catalog.damage(self.home / catalog.FILE)) is not None:
+            found.append(f"the catalog ({catalog_damage})")
+        return found
+
     def _older_format(self) -> int | None:
         """The stored format when it is older than this pastchats' (None when current or unrecorded)."""
         found = self._stored_meta().get("format")
@@ -303,9 +370,12 @@ class Library:
         )
 
     def _heal(self) -> None:
-        """Finish what a crashed writer left, rebuild a lost keyword index, re-embed after a model change."""
+        """Finish what a crashed writer left, make the tables and every derived structure whole again
+        (`_mend`), re-embed after a model change. Never fails the open: reads answer from what is
+        intact whatever cannot be repaired now."""
         try:
             with self._writing(timeout=0):
+                self._mend(check_tables=True)
                 if self._older_format() is not None:  # needs no model: before any write of today's rows
                     self.store.drop_copies()
                 stored_model = self._stored_meta().get("model")
@@ -330,9 +400,6 @@ class Library:
                             ingestor.rederive_all()
                         self._rebuild_catalog = True
                     self._write_meta()
-                    if self.keywords.doc_count() != self.store.chunk_count():
-                        log.warning("keyword index out of step with the store: rebuilding it")
-                        ingestor.rebuild_keywords()
                 elif (older := self._older_format()) is not None and older >= 3:  # the rest needs no model
                     log.warning(
                         "migrating the store in %s from format %d to %d (once; no chat is lost)",
@@ -342,15 +409,161 @@ class Library:
                     )
                     self._rebuild_catalog = True
                     self._record_meta(format=STORE_FORMAT)
-                if (
-                    self._older_format() is None
-                ):  # redacted as today's chats are (a format 1-2 store waits for the model)
+                self._mend_derived()
+                if self._older_format() is None:  # redacted as today's chats are (format 1-2 waits for the model)
                     self._redact_stored(self._ingestor())
-                if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost
-                    log.info("building the vector matrix (%d passages)", self.store.build_matrix())
                 self.store.prune()  # what the last writes superseded, once no reader can still need it
         except StoreBusy:
             log.info("another process is writing; it will finish any repair")
+        except StoreReadOnly:
+            log.info("the store in %s is read-only: reading what is there, repairing nothing", self.home)
+        except StoreError as exc:  # damage no repair could undo now: reads go on from what is intact
+            log.warning("%s", exc)
+
+    # ---- mending: the truth first, then what is derived from it ---------------------------------
+
+    def _on_acquire(self) -> None:
+        """Run by whoever takes the write lock: finish a killed delete; restore a lost or damaged table
+        before anything is derived from it (a catalog rebuilt from an empty table would lose every chat)."""
+        self._finish_deletes()
+        store = self.store
+        suspect = store.damaged or store.created or (self.home / RESTORING).exists()
+        if not suspect and catalog.table_stamps(store.path) is None:  # a table lost, or a new store
+            store.connect()  # finds out which: a lost table is restored before anything reads it
+            suspect = True
+        if suspect:
+            self._mend()
+
+    def _mend(self, *, check_tables: bool = False, thorough: bool = False) -> list[str]:
+        """Restore the two tables: a table that cannot be read goes back to its newest version that reads
+        whole (LanceDB keeps versions until they are pruned), else starts again; lost conversations come
+        back from the catalog (which holds every message), lost passages are derived again from the
+        conversations (their vectors reused where stored, else awaiting embedding). `check_tables` scans
+        the tables' ids (a cut data file fails it); `thorough` reads every value (`doctor`). Returns what
+        could not be repaired, one line each."""
+        store, unmended = self.store, []
+        for name in TABLE_NAMES:
+            reason = store.damaged.get(name)
+            if reason is None and (check_tables or thorough):
+                reason = store.check(name, full=thorough)
+            if reason is None:
+                continue
+            if name == "conversations":  # from here until the catalog's chats are back: see `_mend`
+                write_restoring(self.home / RESTORING, None)
+            version = store.restore_readable(name)
+            if version is not None:
+                log.warning(
+                    "the %s table was damaged (%s): restored to version %d, its newest whole one", name, reason, version
+                )
+                if name == "conversations":
+                    write_restoring(self.home / RESTORING, version)
+                continue
+            moved = store.recreate(name, self.home / "damaged")
+            kept = f"; its damaged files are kept in {moved}" if moved is not None else ""
+            log.warning("the %s table was damaged (%s) and no version of it reads whole: rebuilt%s", name, reason, kept)
+        marker = self.home / RESTORING
+        if marker.exists():  # a restore a crash cut short: finished before anything reads the table
+            lost = self._restore_from_catalog(newer_than=read_restoring(marker))
+        elif "conversations" in store.created:
+            lost = self._restore_from_catalog(newer_than=None)
+        else:
+            lost = None
+        if lost:
+            unmended.append(lost)
+        elif thorough and store.conversation_count() == 0 and store.chunk_count() > 0:
+            unmended.append(
+                "the conversations table lost its chats and no copy of them can be read (the passages and the "
+                "keyword index are kept): import your chats again (`pastchats import FILE`, `pastchats reindex` "
+                "for agent logs)"
+            )
+        rederive = check_tables or thorough or bool(store.created) or marker.exists()
+        store.created.clear()
+        if rederive:
+            self._rederive_stale()
+        marker.unlink(missing_ok=True)
+        return unmended
+
+    def _restore_from_catalog(self, newer_than: int | None) -> str | None:
+        """Write back into the conversations table the chats the catalog holds and the table lacks: every
+        one when the table was started again (`newer_than` None), else when the catalog reflects a later
+        version than the one the table was restored to (those it holds at another version too, and the
+        table's chats the catalog no longer holds are deleted). Returns what could not be restored."""
+        try:
+            with catalog.Catalog.open(self.home) as chats:
+                recorded = catalog.recorded_stamps(self.home) or {}
+                later = newer_than is None or recorded.get("conversations", (0, 0, 0))[0] > newer_than
+                if not later:
+                    return None
+                held = self.store.chat_versions()
+                known = chats.chat_versions()
+                wanted = [cid for cid, version in known.items() if held.get(cid, (None,))[0] != version]
+                if newer_than is not None:
+                    extra = sorted(set(held) - set(known))
+                    if extra:
+                        self.store.delete(extra)
+                restored = 0
+                for start in range(0, len(wanted), catalog.BATCH):
+                    batch = list(chats.iter_conversations(ids=wanted[start : start + catalog.BATCH]))
+                    self.store.write_conversations(batch, {c.id: c.fingerprint() for c in batch})
+                    self.lock.touched.extend(c.id for c in batch)  # the catalog re-reads them after this hold
+                    restored += len(batch)
+        except catalog.CatalogMissing:
+            new_store = not (self.home / catalog.FILE).exists() and self.keywords.doc_count() == 0
+            if newer_than is None and not new_store and self.store.conversation_count() == 0:
+                return (
+                    "the conversations table was lost and the catalog cannot be read: import your chats again "
+                    "(`pastchats import FILE`, `pastchats reindex` for agent logs)"
+                )
+            return None
+        if restored:
+            log.warning("restored %d chat(s) to the conversations table from the catalog", restored)
+        return None
+
+    def _rederive_stale(self) -> None:
+        """Derive again the passages of every chat whose passages are missing or from another version
+        of it: a lost or stale passages table heals from the conversations (which re-importing could not
+        do: the chats themselves are unchanged). Passages whose chat is not in the table are kept: only
+        a delete removes passages (through the journal), and a table that lost its chats must not take
+        the passages and keyword documents with it."""
+        chats = self.store.chat_versions()
+        passages = self.store.passage_versions()
+        stale = sorted(cid for cid, (version, count) in chats.items() if count and passages.get(cid) != {version})
+        if not stale:
+            return
+        ingestor = self._ingestor()
+        for start in range(0, len(stale), BATCH_CONVERSATIONS):
+            present = ingestor.stored(stale[start : start + BATCH_CONVERSATIONS])
+            if present:
+                ingestor.write_derived(present)  # names them in the journal: the catalog re-reads them
+        derived = self.store.passage_versions()
+        healed = sum(1 for cid in stale if cid in derived)
+        if healed:
+            waiting = " (their passages await embedding where no vector was stored)" if self.embedder is None else ""
+            log.warning("derived the passages of %d chat(s) again from the conversations table%s", healed, waiting)
+
+    def _mend_derived(self) -> None:
+        """The keyword index and the vector matrix, rebuilt from the tables when damaged or out of step;
+        `store.json`'s size of vectors, corrected to the stored vectors'."""
+        self._mend_keywords()
+        if self.store.matrix_needs_build():  # first open after an upgrade, or the files were lost or cut
+            log.info("building the vector matrix (%d passages)", self.store.build_matrix())
+        if self._stored_meta().get("dim") not in (None, self.store.chunk_dim()):
+            log.warning("store.json named another size of vectors than the stored ones: corrected")
+            meta = self._stored_meta() | {"dim": self.store.chunk_dim()}
+            (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
+
+    def _mend_keywords(self) -> None:
+        """Rebuild the keyword index from the conversations when it is damaged or out of step (no model
+        needed); never from a conversations table that has lost the chats it holds."""
+        if self.keywords.damage is not None or self.keywords.doc_count() != self.store.chunk_count():
+            if self.keywords.damage is None and self.store.conversation_count() == 0:
+                log.warning("the conversations table holds no chats: the keyword index is kept as it is")
+            else:
+                why = f"damaged ({self.keywords.damage})" if self.keywords.damage else "out of step with the store"
+                log.warning("the keyword index is %s: rebuilding it from the conversations (no model needed)", why)
+                if self.keywords.damage is not None:
+                    self.keywords.reset()
+                self._ingestor().rebuild_keywords()
 
     @contextmanager
     def _writing(self, timeout: float) -> Iterator[None]:
@@ -406,11 +619,13 @@ class Library:
         progress: Callable[[IngestProgress], None] | None = None,
         wait: float = -1,
         embed: bool = True,
+        add_only: tuple[str, ...] = (),
     ) -> IngestStats:
         """Upsert by id under the inter-process write lock; only changed text is re-embedded.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
-        await their embedding (`embed_pending`) before the vector leg finds them.
+        await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
+        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`).
         """
         ingestor = self._ingestor()
 
@@ -420,9 +635,25 @@ class Library:
                 progress(done)
 
         with self._writing(timeout=wait):
-            ingestor.repair()
-            stats = ingestor.ingest(conversations, batch_done, embed=embed)
-            self._write_meta()
+            self._mend(check_tables=True)  # a cut data file would fail the import half way otherwise
+            self._mend_keywords()
+            try:
+                ingestor.repair()
+                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only)
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    raise
+                done = ingestor.stats
+                raise DiskFull(
+                    f"the disk holding {self.home} is full: {done.new} new and {done.updated} updated chat(s) were "
+                    "imported before it filled and are searchable; the rest were not. Free some space, then run "
+                    "the import again (it skips what is already stored)."
+                ) from None
+            try:
+                self._write_meta()
+            except OSError as exc:
+                if not is_disk_full(exc):
+                    raise
             return stats
 
     def pending_embeddings(self) -> int:
@@ -658,14 +889,26 @@ class Library:
     @contextmanager
     def _catalog(self) -> Iterator[catalog.Catalog]:
         """The read model, as the last finished write left it; built first when there is none (a new
-        store, a lost or older file): that takes the write lock, and LanceDB."""
+        store, a lost, damaged or older file). Reads never wait for a writer: when the lock is taken or
+        the store is read-only, this process builds a private one from LanceDB and reads that."""
         with ExitStack() as stack:
             try:
                 chats = stack.enter_context(catalog.Catalog.open(self.home))
             except catalog.CatalogMissing:
-                with self._writing(timeout=-1):
-                    self._rebuild_catalog = True
-                chats = stack.enter_context(catalog.Catalog.open(self.home))
+                if self.store.catalog_file is None or not self.store.catalog_file.exists():
+                    try:
+                        with self._writing(timeout=0):
+                            self._rebuild_catalog = True
+                    except (StoreBusy, StoreReadOnly) as exc:
+                        log.info("reading from a private catalog (%s)", exc)
+                        self.store.catalog_file = catalog.build_private(self.home, self.store)
+                try:
+                    chats = stack.enter_context(catalog.Catalog.open(self.home))
+                    self.store.catalog_file = None
+                except catalog.CatalogMissing:
+                    if self.store.catalog_file is None:  # the rebuild failed: what LanceDB still holds
+                        self.store.catalog_file = catalog.build_private(self.home, self.store)
+                    chats = stack.enter_context(catalog.Catalog.open(self.home, file=self.store.catalog_file))
             yield chats
 
     def _less_hidden(self, chats: catalog.Catalog) -> catalog.Catalog | Hiding:

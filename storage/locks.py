@@ -18,7 +18,11 @@ delete that never finished.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -31,14 +35,70 @@ except ImportError:  # Windows: no advisory locks here; cleanup keeps its grace 
 
 from filelock import FileLock, Timeout
 
-from storage.errors import StoreBusy
+from storage.errors import StoreBusy, StoreReadOnly, is_read_only
 from storage.journal import FILE as JOURNAL
 from storage.journal import load_journal, save_journal
 from storage.owner_only import FILE_MODE
 
+log = logging.getLogger(__name__)
+
+OWNER = "write.owner"  # who holds the write lock: pid, command, since (read by whoever waits for it)
+# A writer that cannot have the lock at once says, within this long, what it waits for and for whom.
+NOTICE_AFTER = 0.5
+
+
+def lock_holder(home: Path) -> str | None:
+    """Who holds the write lock, as a waiting user needs it: pid, command, since when, and whether it
+    is stopped. None when unknown (an older pastchats, or the holder has just taken it)."""
+    try:
+        owner = json.loads((home / OWNER).read_text(encoding="utf-8"))
+        pid = int(owner["pid"])
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    state = _process_state(pid)
+    if state is None:
+        return None  # the owner file of a writer that has gone: the lock is someone else's now
+    since = str(owner.get("since", "?"))
+    described = f"pid {pid}, `{owner.get('command', '?')}`, since {since}"
+    return described + (", stopped (suspended)" if state in ("T", "t") else "")
+
+
+def _process_state(pid: int) -> str | None:
+    """'R', 'S', 'T' (stopped)... from /proc; '?' where there is no /proc; None when it is not running."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
+    except (OSError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except OSError:
+            pass
+        return "?"
+
+
+def waiting_notice(home: Path) -> str:
+    """What a writer that waits says: for what, for whom, and what the user can do."""
+    holder = lock_holder(home)
+    if holder is None:
+        return (
+            f"waiting for another pastchats process to finish writing to {home}; press Ctrl-C to stop waiting "
+            "(nothing is lost)"
+        )
+    pid = holder.split(",", 1)[0].removeprefix("pid ")
+    if holder.endswith("stopped (suspended)"):
+        step = f"resume it with `kill -CONT {pid}`, or end it with `kill {pid}` (the next command finishes its work)"
+    else:
+        step = f"if it is stuck, end it with `kill {pid}` (the next command finishes its work), or press Ctrl-C"
+    return f"waiting for the store's write lock in {home}, held by {holder}: {step}"
+
 
 class WriteLock:
     def __init__(self, home: Path, on_acquire: Callable[[], None] | None = None):
+        self.home = home
         self._lock = FileLock(str(home / "write.lock"), mode=FILE_MODE)
         self.journal_path = home / JOURNAL
         # The ids named by `begin` during the current holds: what they wrote, for the catalog to re-read
@@ -46,20 +106,55 @@ class WriteLock:
         self.touched: list[str] = []
         # Run by whoever takes the lock (not by nested holds): finishes what a killed writer committed to.
         self.on_acquire = on_acquire
+        # Told once when a writer has waited `NOTICE_AFTER` for the lock (the CLI prints it on stderr).
+        self.on_wait: Callable[[str], None] = lambda notice: log.warning("%s", notice)
 
     @contextmanager
     def hold(self, timeout: float = -1) -> Iterator[None]:
-        """Wait for the lock (forever by default; 0 = don't wait). Raises StoreBusy on timeout."""
+        """Wait for the lock (forever by default; 0 = don't wait). Raises StoreBusy on timeout, naming
+        the holder, and StoreReadOnly when the store's folder cannot be written."""
+        self._acquire(timeout)
         try:
-            self._lock.acquire(timeout=timeout)
-        except Timeout:
-            raise StoreBusy from None
-        try:
-            if self.on_acquire is not None and self._lock.lock_counter == 1:
-                self.on_acquire()
+            if self._lock.lock_counter == 1:
+                self._record_owner()
+                if self.on_acquire is not None:
+                    self.on_acquire()
             yield
         finally:
             self._lock.release()
+
+    def _acquire(self, timeout: float) -> None:
+        deadline = None if timeout < 0 else time.monotonic() + timeout
+        first = timeout if 0 <= timeout <= NOTICE_AFTER else NOTICE_AFTER
+        try:
+            try:
+                self._lock.acquire(timeout=first)
+                return
+            except Timeout:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise StoreBusy(lock_holder(self.home)) from None
+            self.on_wait(waiting_notice(self.home))
+            rest = -1 if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                self._lock.acquire(timeout=rest)
+            except Timeout:
+                raise StoreBusy(lock_holder(self.home)) from None
+        except OSError as exc:
+            if is_read_only(exc):
+                raise StoreReadOnly(self.home) from None
+            raise
+
+    def _record_owner(self) -> None:
+        """Say who holds the lock, for a writer that waits (best effort: the lock itself is what counts)."""
+        command = " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:200]
+        owner = {"pid": os.getpid(), "command": command, "since": time.strftime("%Y-%m-%d %H:%M:%S")}
+        tmp = self.home / f".{OWNER}.{os.getpid()}.tmp"
+        try:
+            tmp.write_text(json.dumps(owner), encoding="utf-8")
+            os.replace(tmp, self.home / OWNER)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
 
     def pending(self) -> list[str]:
         """Conversations a write began and did not finish (to re-derive from the truth)."""

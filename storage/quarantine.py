@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 # ArrowTypeError a TypeError; Tantivy raises ValueError for a date it cannot hold). An OSError (disk
 # full, permissions) is the machine's problem, not the conversation's: it propagates and the journal
 # keeps the batch for the next writer.
-DATA_ERRORS = (ValueError, TypeError, OverflowError, RecursionError)
+# A MemoryError too: a chat too large to derive in one piece is set aside rather than left in the
+# journal, where every later import would try it again first and fail the same way.
+DATA_ERRORS = (ValueError, TypeError, OverflowError, RecursionError, MemoryError)
 
 
 def _plain(value: Any) -> Any:
@@ -52,7 +54,9 @@ class Quarantine:
         """Append the records (plain format) with the reason; returns the file they went to."""
         make_folder(self.directory)
         path = self.directory / f"{datetime.now(UTC):%Y-%m-%d}.jsonl"
-        with open(path, "a", encoding="utf-8", opener=open_private) as handle:
+        # A lone surrogate (what LanceDB refuses) is written as its JSON escape `\ud800`: setting a
+        # conversation aside never fails on the text that made it fail.
+        with open(path, "a", encoding="utf-8", errors="backslashreplace", opener=open_private) as handle:
             for record in records:
                 line = json.dumps({**record, "quarantined": reason}, ensure_ascii=False, default=str)
                 handle.write(line + "\n")

@@ -10,6 +10,7 @@ import anyio.to_thread
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
+from storage.safe_text import clean_all
 from tools.errors import guarded
 
 if TYPE_CHECKING:
@@ -29,7 +30,9 @@ async def run_tool(tool: str, work: Callable[..., T], *args: object, **kwargs: o
 
 
 def tool_result(output: BaseModel, text: str) -> CallToolResult:
+    """The text (rendered safe by `tools.render`) and the structured content, whose strings (chat text,
+    titles, the query) are cleaned the same way: a model reads either."""
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=output.model_dump(mode="json"),
+        structured_content=clean_all(output.model_dump(mode="json")),
     )

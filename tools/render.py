@@ -4,17 +4,19 @@ Chat content is data, never markup, and it cannot pass for our own lines:
 - every line we write ourselves starts in the first column (`<chat`, `Title:`, `</chat>`, `Note:`, the
   `…` between matches); every line of chat content starts with its message's `#number role:` prefix, or
   is a continuation indented under it. No message can start a line that looks like ours;
-- anything that reads as a `<chat` or `</chat` tag once look-alikes are folded (NFKC, zero-width and
-  other format characters dropped, Cyrillic or Greek letters that look Latin, full-width brackets) has
-  its bracket swapped for `‹`, so no forged block can open or close;
+- anything that reads as a `<chat` or `</chat` tag, look-alikes included (`tools.lookalikes`: Unicode's
+  confusables data, invisible runs of any length), has its bracket swapped for `‹`, so no forged block
+  can open or close;
+- nothing can act on a terminal or hide how text reads: control characters, escape sequences and bidi
+  controls are removed (`storage.safe_text`; chats imported since are clean already, older ones not);
 - attribute values are entity-escaped and one-line fields stay on one line.
 """
 
 from __future__ import annotations
 
-import re
-
+from storage.safe_text import clean
 from storage.times import iso_z, utc
+from tools.lookalikes import tag_brackets
 
 TYPE_CHECKING = False  # not typing's: `pastchats recent` and `read` render without importing it (start-up)
 if TYPE_CHECKING:  # annotations only: `pastchats recent` renders plain objects without pydantic
@@ -27,55 +29,29 @@ LOOKALIKE_LT = "\u2039"  # ‹
 MATCH_SEPARATOR = "…"
 CONTINUATION = "  "
 
-# Characters a reader may take for "<": the ASCII one, its full-width and small forms, angle brackets.
-_LT_LIKE = "<\uff1c\ufe64\u2329\u3008\u27e8\u276e\u1438"
-_LT_CANDIDATE = re.compile(f"[{_LT_LIKE}]")
-# Letters that look like the Latin ones in "chat" (after case folding).
-_CONFUSABLE = str.maketrans(
-    {
-        "с": "c",
-        "ϲ": "c",
-        "ⅽ": "c",
-        "һ": "h",
-        "н": "h",
-        "η": "h",
-        "а": "a",
-        "α": "a",
-        "ɑ": "a",
-        "т": "t",
-        "τ": "t",
-        "∕": "/",
-    }
-)
-_LOOKAHEAD = 48
 # html.escape(value, quote=True), without importing `html` (its entity table costs ~2 ms of start-up).
 _ATTR_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"})
 
 
-def _skeleton(text: str) -> str:
-    """What `text` reads as: compatibility-folded, case-folded, look-alikes mapped, invisible parts gone."""
-    import unicodedata  # deferred: only text holding a bracket-like character needs it
-
-    folded = unicodedata.normalize("NFKC", text).casefold().translate(_CONFUSABLE)
-    return "".join(ch for ch in folded if not ch.isspace() and unicodedata.category(ch) not in ("Cf", "Mn", "Cc"))
-
-
 def neutralise(text: str) -> str:
-    """Swap the bracket of anything that reads as a `<chat` or `</chat` tag."""
+    """`text` made safe to show: unsafe characters removed, the bracket of anything that reads as a
+    `<chat` or `</chat` tag swapped."""
+    text = clean(text)
     if text.isascii() and "<" not in text:  # the only bracket-like character in ASCII (most texts)
         return text
     return _swap_brackets(text)
 
 
 def _swap_brackets(text: str) -> str:
+    starts = list(tag_brackets(text))
+    if not starts:
+        return text
     out = []
     last = 0
-    for found in _LT_CANDIDATE.finditer(text):
-        rest = _skeleton(text[found.end() : found.end() + _LOOKAHEAD])
-        if rest.startswith(("chat", "/chat")):
-            out.append(text[last : found.start()])
-            out.append(LOOKALIKE_LT)
-            last = found.end()
+    for start in starts:
+        out.append(text[last:start])
+        out.append(LOOKALIKE_LT)
+        last = start + 1
     out.append(text[last:])
     return "".join(out)
 
@@ -85,7 +61,7 @@ def one_line(text: str) -> str:
 
 
 def attr(value: str) -> str:
-    return " ".join(value.split()).translate(_ATTR_ESCAPES)
+    return clean(" ".join(value.split())).translate(_ATTR_ESCAPES)
 
 
 def quoted(value: str) -> str:

@@ -58,6 +58,7 @@ class Outcome:
         redacted = Counter(self.secrets_redacted) + stats.redacted
         self.secrets_redacted = dict(redacted.most_common())
         self.conversations_skipped += [Skip("store", reason) for reason in stats.skipped]
+        self.notes += [note for note in stats.notes if note not in self.notes]
 
     def counts(self) -> str:
         text = (

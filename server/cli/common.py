@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import click
 
 from storage.errors import PastchatsError
+from storage.safe_text import clean, clean_all
 from storage.times import parse_iso
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     from server import wiring
 
     library = wiring.open_library(settings, load_model=model)
+    library.lock.on_wait = lambda notice: click.echo(notice, err=True)  # plainly, not as a log line
     try:
         yield library
     finally:
@@ -114,17 +116,24 @@ def as_tool(name: str, work: Callable[[], T]) -> T:
 
 
 def emit(output: BaseModel, text: str, as_json: bool) -> None:
-    click.echo(output.model_dump_json(indent=2) if as_json else text)
+    click.echo(json_text(output.model_dump(mode="json")) if as_json else text)
+
+
+def json_text(value: Any) -> str:
+    """What `--json` prints: every string cleaned as the tools' text is (`storage.safe_text`), so what
+    reaches a terminal, or a pipe into `jq -r`, cannot act on it."""
+    return json.dumps(clean_all(value), indent=2, ensure_ascii=False, default=str)
 
 
 def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str:
     """`redacting`: whether secrets are redacted as chats are written (`PASTCHATS_REDACT`)."""
     info = source.stats()
     if as_json:
-        return json.dumps(dataclasses.asdict(info) | {"redaction": redacting}, indent=2, default=str)
+        return json_text(dataclasses.asdict(info) | {"redaction": redacting})
 
     def counts(values: dict[str, int]) -> str:
-        return ", ".join(f"{k} {v}" for k, v in sorted(values.items(), key=lambda kv: -kv[1])) or "none"
+        """Projects and sources are chat data: cleaned as chat text is."""
+        return ", ".join(f"{clean(k)} {v}" for k, v in sorted(values.items(), key=lambda kv: -kv[1])) or "none"
 
     span = f"{info.oldest:%Y-%m-%d} to {info.newest:%Y-%m-%d}" if info.oldest and info.newest else "empty"
     text = (
@@ -174,4 +183,4 @@ def recent_text(
     output, text = recent_chats.recent(
         source, n=n, sort_order=sort_order, before=before, after=after, project=project, budget=budget
     )
-    return output.model_dump_json(indent=2) if as_json else text
+    return json_text(output.model_dump(mode="json")) if as_json else text

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import platform
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from server.cli.common import make_settings, opened
 from server.setup_clients import CLIENTS
+
+if TYPE_CHECKING:
+    from server.settings import Settings
 
 
 @click.command()
@@ -28,7 +32,7 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
     Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
     already there. Restart the client afterwards.
     """
-    from server.settings import Settings, default_home, default_model_cache
+    from server.settings import default_home, default_model_cache
     from server.setup_clients import SetupError, default_config_path, entry, executable, write_entry
 
     settings: Settings = make_settings(ctx)
@@ -74,19 +78,39 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     from server.doctor import render, run_checks
 
     settings = make_settings(ctx)
-    if fix:
-        from server.embedding import embed_with_progress
-
-        with opened(settings) as library:  # opening repairs and tightens; then the waiting passages are embedded
-            embed_with_progress(library, show=not as_json)
+    unfixed = fix_store(settings, show=not as_json) if fix else []
     checks = run_checks(settings)
     if as_json:
-        payload = {"ok": all(c.ok for c in checks), "checks": [c.__dict__ for c in checks]}
+        payload = {"ok": all(c.ok for c in checks), "checks": [c.__dict__ for c in checks], "not_fixed": unfixed}
         click.echo(json.dumps(payload, indent=2, default=str))
     else:
         click.echo(render(checks))
+        for line in unfixed:
+            click.echo(f"not fixed: {line}")
     if not all(check.ok for check in checks):
         ctx.exit(1)
+
+
+def fix_store(settings: Settings, *, show: bool) -> list[str]:
+    """Every repair `doctor --fix` can make: open the store (which finishes crashed writes), read
+    every table to its last value and restore what is damaged, rebuild what is derived, embed what
+    awaits embedding. Returns what it could not do, one line each, with its next step."""
+    from server.embedding import embed_with_progress
+    from storage.errors import PastchatsError
+
+    try:
+        with opened(settings) as library:
+            unfixed = library.mend()
+            if library.embedder is not None:
+                embed_with_progress(library, show=show)
+            elif library.pending_embeddings():
+                unfixed.append(
+                    f"passages await embeddings and the model does not load ({library.load_error}): "
+                    "`pastchats model install`, then `pastchats doctor --fix`"
+                )
+    except PastchatsError as exc:
+        return [str(exc)]
+    return unfixed
 
 
 COMMANDS: list[click.Command] = [setup, doctor]

@@ -124,6 +124,28 @@ def table_stamps(lancedb_dir: Path) -> dict[str, Stamp] | None:
     return stamps
 
 
+def damage(path: Path) -> str | None:
+    """Why the catalog file cannot be trusted, from its header alone (None: it looks whole, or there is
+    none). A file cut short (a full disk, a copy interrupted) still opens, and fails only on the pages
+    it lost: its header says how many pages it should have."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(100)
+            size = os.fstat(handle.fileno()).st_size
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return "it is not an SQLite file"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if size < pages * page_size or size % page_size:
+        return f"it is cut short ({size} of {pages * page_size} bytes)"
+    return None
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """An open catalog file; mode=rw: never created here (a missing catalog is a miss, not an empty store)."""
     return sqlite3.connect(f"{path.absolute().as_uri()}?mode=rw", uri=True, timeout=5, isolation_level=None)
@@ -152,7 +174,7 @@ def open_current(home: Path) -> sqlite3.Connection | None:
     """The catalog in a read transaction (the caller closes it) when it reflects LanceDB as it is now;
     None when missing, stale, unreadable, or a delete is half done."""
     path = home / FILE
-    if not path.is_file() or deleting(home):
+    if not path.is_file() or deleting(home) or damage(path) is not None:
         return None
     try:
         connection = connect(path)
@@ -221,10 +243,15 @@ class Catalog:
 
     @classmethod
     @contextmanager
-    def open(cls, home: Path, model: str = "") -> Iterator[Catalog]:
-        """The catalog as the last finished write left it (raises `CatalogMissing` without one)."""
+    def open(cls, home: Path, model: str = "", file: Path | None = None) -> Iterator[Catalog]:
+        """The catalog as the last finished write left it (raises `CatalogMissing` without one, or when
+        it is damaged). `file`: a private catalog built elsewhere (`build_private`)."""
+        path = file or home / FILE
+        problem = damage(path)
+        if problem is not None:
+            raise CatalogMissing(f"the catalog in {home} is damaged ({problem})")
         try:
-            connection = connect(home / FILE)
+            connection = connect(path)
         except sqlite3.Error as exc:
             raise CatalogMissing(f"no catalog in {home}") from exc
         with closing(connection):
@@ -386,6 +413,10 @@ class Catalog:
             found += self._db.execute(f"SELECT {columns} FROM chats WHERE id IN ({_marks(batch)})", batch).fetchall()
         return found
 
+    def chat_versions(self) -> dict[str, str]:
+        """Every chat's version (its fingerprint), by id."""
+        return {str(cid): str(version) for cid, version in self._db.execute("SELECT id, version FROM chats")}
+
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
         return {row["id"]: _meta(row) for row in self._rows(ids)}
 
@@ -500,6 +531,8 @@ def _column_counts(connection: sqlite3.Connection, column: str) -> dict[str, int
 
 def recorded_stamps(home: Path) -> dict[str, Stamp] | None:
     """The table versions the catalog reflects (None: no usable catalog)."""
+    if damage(home / FILE) is not None:
+        return None
     try:
         with closing(connect(home / FILE)) as connection:
             if state(connection).get("format") != FORMAT:
@@ -605,8 +638,9 @@ def _write(connection: sqlite3.Connection, store: Truth, ids: Sequence[str], *, 
         connection.executemany("INSERT INTO redactions VALUES (?, ?, ?, ?)", redacted)
 
 
-def _rebuild(home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
-    tmp = home / f"{FILE}.{os.getpid()}.tmp"
+def _rebuild(home: Path, store: Truth, stamps: dict[str, Stamp], target: Path | None = None) -> None:
+    target = target or home / FILE
+    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
         with closing(sqlite3.connect(tmp, isolation_level=None)) as connection:
@@ -615,9 +649,24 @@ def _rebuild(home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
             _write(connection, store, store.conversation_ids(), fresh=True)
             _write_state(connection, home, store, stamps)
             connection.execute("COMMIT")
-        os.replace(tmp, home / FILE)
+        os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def build_private(home: Path, store: Truth) -> Path:
+    """A catalog of the store as it is now, built outside the store (removed when this process ends),
+    for a reader that cannot rebuild the store's own: the store is read-only, or a writer holds the
+    lock. Reads never wait for a writer."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="pastchats-catalog-"))
+    atexit.register(shutil.rmtree, folder, True)
+    stamps = table_stamps(store.path) or {}
+    _rebuild(home, store, stamps, folder / FILE)
+    return folder / FILE
 
 
 def _update(home: Path, store: Truth, stamps: dict[str, Stamp], ids: Sequence[str]) -> None:

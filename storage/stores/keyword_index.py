@@ -5,7 +5,10 @@ Queries are built from analysed tokens (`storage.query`), never parsed from user
 
 from __future__ import annotations
 
+import atexit
+import os
 import shutil
+import tempfile
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -53,16 +56,58 @@ def _text(doc: dict[str, Any]) -> str:
 
 
 class KeywordIndex:
+    """The index in `path`. A damaged index (a garbled `meta.json`, a lost or cut segment file) or one
+    that cannot be opened does not stop the store: it opens empty in memory, `damage` says why, and
+    the library rebuilds it from the conversations (`reset`, then `Ingestor.rebuild_keywords`)."""
+
     def __init__(self, path: Path):
         self.path = path
         self.schema = _schema()
-        marker = path / "pastchats-schema"
-        if path.exists() and (not marker.exists() or marker.read_text().strip() != SCHEMA_VERSION):
-            shutil.rmtree(path)  # derived data in an old layout: rebuilt from LanceDB by the caller
-        path.mkdir(parents=True, exist_ok=True)
-        self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
-        marker.write_text(SCHEMA_VERSION)
-        self._meta_mtime = 0.0
+        self.damage: str | None = None
+        self._meta_mtime: int = 0
+        try:
+            self.index = self._open()
+        except (ValueError, OSError) as exc:
+            self.damage = " ".join(str(exc).split())[:200]
+            self.index = tantivy.Index(self.schema)  # in memory, empty: reads answer nothing meanwhile
+            self._meta_mtime = -1  # never reloaded from the files until `reset`
+
+    def _open(self) -> Any:
+        """The index on disk, with a searcher made once: opening a searcher reads every segment's
+        footer, so a lost or cut segment file is found here (cheaply), not by the first search."""
+        if self.path.is_dir() and not os.access(self.path, os.W_OK):
+            return self._open_copy()
+        marker = self.path / "pastchats-schema"
+        try:
+            current = marker.read_text().strip() == SCHEMA_VERSION
+        except OSError:
+            current = False
+        if self.path.exists() and not current:
+            shutil.rmtree(self.path)  # derived data in an old layout: rebuilt from LanceDB by the caller
+        self.path.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(self.schema, path=str(self.path), reuse=True)
+        if not current:
+            marker.write_text(SCHEMA_VERSION)
+        index.searcher()
+        return index
+
+    def _open_copy(self) -> Any:
+        """A store that may not be written (a backup mount): Tantivy takes a lock file even to read, so
+        it reads a private copy, removed when this process ends."""
+        copy = Path(tempfile.mkdtemp(prefix="pastchats-keyword-"))
+        atexit.register(shutil.rmtree, copy, True)
+        shutil.copytree(self.path, copy, dirs_exist_ok=True)
+        index = tantivy.Index(self.schema, path=str(copy), reuse=True)
+        index.searcher()
+        self._meta_mtime = -1  # a copy: nothing to reload
+        return index
+
+    def reset(self) -> None:
+        """Start again from an empty index on disk (callers hold the write lock, and refill it)."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.index = self._open()
+        self.damage = None
+        self._meta_mtime = 0
 
     # ---- reads -------------------------------------------------------------------------------
 
@@ -71,13 +116,18 @@ class KeywordIndex:
         passes it to each of its keyword calls: one view of the index throughout, and one `stat` instead
         of four (each a moment the calling thread lets go of the GIL and may wait for it beside the
         vector leg)."""
+        if self._meta_mtime == -1:  # damaged: the empty index in memory until the rebuild
+            return self.index.searcher()
         meta = self.path / "meta.json"
         try:
             mtime = meta.stat().st_mtime_ns
         except FileNotFoundError:
             mtime = 0
         if mtime != self._meta_mtime:
-            self.index.reload()
+            try:
+                self.index.reload()
+            except ValueError as exc:  # damaged since it opened (by another process, or on disk)
+                self.damage = " ".join(str(exc).split())[:200]
             self._meta_mtime = mtime
         return self.index.searcher()
 

@@ -6,6 +6,7 @@ Every derived row carries the `version` (fingerprint) of the conversation it was
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -25,6 +26,7 @@ import pyarrow.compute as pc
 
 from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedding.embedder import Vectors
+from storage.errors import StoreDamaged
 from storage.filters import Filters, sql_in, sql_string
 from storage.hits import ConversationMeta
 from storage.locks import Readers
@@ -66,6 +68,20 @@ def newest_version(table: Path) -> int | None:
     if not numbers:
         return None
     return 2**64 - 1 - min(numbers) if any(n >= 2**63 for n in numbers) else max(numbers)
+
+
+def damage_of(error: BaseException) -> str | None:
+    """Why a table could not be read, when the cause is its files (a manifest lost or garbled, a data
+    file cut short or gone); None for any other failure."""
+    if isinstance(error, StoreDamaged):
+        return str(error)
+    text = " ".join(str(error).split())
+    if isinstance(error, ValueError) and "was not found" in text:
+        return "its version manifest is missing"
+    if isinstance(error, (RuntimeError, OSError, ValueError)) and "lance error" in text.lower():
+        cut = text.split(", /")[0]  # Lance appends the Rust source position of the error
+        return cut.removeprefix("lance error: ")[:200]
+    return None
 
 
 def vanished_file(error: BaseException) -> bool:
@@ -204,8 +220,11 @@ def _messages_to_json(messages: Sequence[Message]) -> str:
 @dataclass
 class _Tables:
     db: Any
-    conversations: Any
+    conversations: Any  # None while the table cannot be opened (`LanceStore.damaged` says why)
     chunks: Any
+
+
+TABLE_NAMES = ("conversations", "chunks")
 
 
 # Each of LanceDB's two caches (scalar index pages; table metadata) holds at most this much. The
@@ -233,11 +252,21 @@ class LanceStore:
         self._version_cache: tuple[int, int] | None = None
         self._lance_tables: _Tables | None = None
         self._opening = threading.Lock()
+        # Tables that could not be opened, and why; tables this process had to create (their folder
+        # was missing): the library restores both before anything is derived from them.
+        self.damaged: dict[str, str] = {}
+        self.created: set[str] = set()
+        # A private catalog this process reads instead of the store's (`catalog.build_private`), if any.
+        self.catalog_file: Path | None = None
 
     @property
     def lance_opened(self) -> bool:
         """Whether LanceDB was needed so far (a reader served by the derived files never opens it)."""
         return self._lance_tables is not None
+
+    def connect(self) -> None:
+        """Open the tables now (noting any that is damaged or had to be created)."""
+        self._lance()
 
     def _lance(self) -> _Tables:
         tables = self._lance_tables
@@ -254,11 +283,21 @@ class LanceStore:
 
     @property
     def conversations(self) -> Any:
-        return self._lance().conversations
+        return self._table("conversations")
 
     @property
     def chunks(self) -> Any:
-        return self._lance().chunks
+        return self._table("chunks")
+
+    def _table(self, name: str) -> Any:
+        table = getattr(self._lance(), name)
+        if table is None:
+            raise StoreDamaged(self.damage_text(name))
+        return table
+
+    def damage_text(self, name: str) -> str:
+        reason = self.damaged.get(name, "it cannot be opened")
+        return f"the {name} table in {self.path} is damaged ({reason}); `pastchats doctor --fix` repairs it"
 
     def _connect(self) -> _Tables:
         os.environ.setdefault("LANCEDB_LOG", "error")  # its Rust side logs warnings to stderr otherwise
@@ -271,16 +310,32 @@ class LanceStore:
         db = lancedb.connect(str(self.path), read_consistency_interval=timedelta(0), session=session)
         existing = set(db.list_tables().tables)
         tables = _Tables(
-            db,
-            self._open(db, "conversations", _conversation_schema(), existing),
-            self._open(db, "chunks", _chunk_schema(self.dim), existing),
+            db, self._open_or_note(db, "conversations", existing), self._open_or_note(db, "chunks", existing)
         )
-        self._add_unit_times(tables.chunks)
+        if tables.chunks is not None:
+            self._add_unit_times(tables.chunks)
         return tables
 
-    @staticmethod
-    def _open(db: Any, name: str, schema: pa.Schema, existing: set[str]) -> Any:
+    def _schema(self, name: str) -> pa.Schema:
+        return _conversation_schema() if name == "conversations" else _chunk_schema(self.dim)
+
+    def _open_or_note(self, db: Any, name: str, existing: set[str]) -> Any:
+        """The table, or None with the reason in `damaged` when its files cannot be read."""
+        try:
+            return self._open(db, name, self._schema(name), existing)
+        except Exception as exc:
+            reason = damage_of(exc)
+            if reason is None:
+                raise
+            self.damaged[name] = reason
+            log.warning("the %s table in %s cannot be opened: %s", name, self.path, reason)
+            return None
+
+    def _open(self, db: Any, name: str, schema: pa.Schema, existing: set[str]) -> Any:
         if name not in existing:
+            if (self.path / f"{name}.lance").exists():  # listed or not, a folder with files is no new table
+                raise StoreDamaged(f"the {name} table's folder holds no readable version")
+            self.created.add(name)
             return db.create_table(name, schema=schema, exist_ok=True)
         table = db.open_table(name)
         if "pending" in schema.names and "pending" not in table.schema.names:  # from before passages could wait
@@ -358,17 +413,17 @@ class LanceStore:
     # ---- what a search shows of its chats: from the read model, never LanceDB -----------------
 
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
-        with Catalog.open(self.path.parent) as chats:
+        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
             return chats.metas(ids)
 
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
         """Messages in index ranges of several chats, in one read; each chat's messages in order."""
-        with Catalog.open(self.path.parent) as chats:
+        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
             return chats.message_windows(windows)
 
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
         """(first, last) message time of each chat that has message times at all."""
-        with Catalog.open(self.path.parent) as chats:
+        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
             return chats.message_spans(ids)
 
     # ---- reads (writers, and the vector leg without a current matrix) ---------------------------
@@ -498,6 +553,10 @@ class LanceStore:
         """(conversation id, title) for every stored conversation."""
         table = self.conversations.search().select(["id", "title"]).limit(None).to_arrow()
         return list(zip(table.column("id").to_pylist(), table.column("title").to_pylist(), strict=True))
+
+    @_survives_cleanup
+    def conversation_count(self) -> int:
+        return int(self.conversations.count_rows())
 
     @_survives_cleanup
     def chunk_count(self) -> int:
@@ -674,3 +733,86 @@ class LanceStore:
 
     def disk_bytes(self) -> int:
         return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
+
+    # ---- validation and repair of the tables themselves (callers hold the write lock) ----------
+
+    def check(self, name: str, *, full: bool = False) -> str | None:
+        """Why the table cannot be read as it is (None: it can). Opening reads its manifest; a scan of
+        its ids reads every data file's footer (a lost or cut file fails it); `full` reads every column
+        of every row (`doctor`)."""
+        try:
+            table = self._table(name)
+            table.checkout_latest()
+            columns = None if full else ["id"]
+            query = table.search().limit(None)
+            if columns is not None:
+                query = query.select(columns)
+            for _ in query.to_batches(4096):
+                pass
+        except Exception as exc:
+            reason = damage_of(exc)
+            if reason is None:
+                raise
+            return reason
+        return None
+
+    def restore_readable(self, name: str) -> int | None:
+        """Make the newest version that reads whole the table's newest again (LanceDB keeps a table's
+        versions until they are pruned). Returns that version, or None when none reads whole."""
+        tables = self._lance()
+        table = getattr(tables, name)
+        if table is None:
+            return None
+        try:
+            versions = sorted((int(v["version"]) for v in table.list_versions()), reverse=True)
+        except Exception as exc:
+            if damage_of(exc) is None:
+                raise
+            return None
+        for version in versions[1:]:
+            try:
+                table.checkout(version)
+                for _ in table.search().limit(None).to_batches(4096):
+                    pass
+                table.restore()
+            except Exception as exc:
+                if damage_of(exc) is None:
+                    raise
+                continue
+            finally:
+                with contextlib.suppress(Exception):
+                    table.checkout_latest()
+            self.damaged.pop(name, None)
+            return version
+        return None
+
+    def recreate(self, name: str, aside: Path) -> Path | None:
+        """Move the table's files aside (kept for the user, never deleted here) and start it empty.
+        Returns where the old files went (None when there were none)."""
+        tables = self._lance()
+        folder = self.path / f"{name}.lance"
+        moved = None
+        if folder.exists():
+            aside.mkdir(parents=True, exist_ok=True)
+            moved = aside / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}.lance"
+            os.replace(folder, moved)
+        if name == "chunks":
+            self.matrix.drop()
+        setattr(tables, name, tables.db.create_table(name, schema=self._schema(name), exist_ok=True))
+        self.damaged.pop(name, None)
+        self.created.add(name)
+        return moved
+
+    def chat_versions(self) -> dict[str, tuple[str, int]]:
+        """Every conversation's (version, message count)."""
+        table = self.conversations.search().select(["id", "version", "message_count"]).limit(None).to_arrow()
+        columns = [table.column(n).to_pylist() for n in ("id", "version", "message_count")]
+        return {cid: (version, count or 0) for cid, version, count in zip(*columns, strict=True)}
+
+    def passage_versions(self) -> dict[str, set[str]]:
+        """The conversation versions each conversation's passages were derived from."""
+        table = self.chunks.search().select(["conversation_id", "version"]).limit(None).to_arrow()
+        out: dict[str, set[str]] = {}
+        for cid, version in zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True):
+            out.setdefault(cid, set()).add(version)
+        return out

@@ -526,9 +526,29 @@ class VectorMatrix:
         return bool(changes.get("base") != manifest["generation"] or changes.get("overflow"))
 
     def _complete(self, manifest: dict[str, Any]) -> bool:
-        """Whether every file of the manifest's generation is there."""
-        generation = str(manifest["generation"])
-        return all((self.directory / f"{generation}{n}").exists() for n in (".f16", ".arrow", ".i8", ".i8.npy"))
+        """Whether every file of the manifest's generation is there, the row files at their full size (a
+        cut or lost file is rebuilt rather than mapped short)."""
+        generation, rows = str(manifest["generation"]), int(manifest.get("rows", -1))
+        sizes = {".f16": 2 * rows * self.dim, ".i8": rows * self.dim, ".arrow": None, ".i8.npy": None}
+        for suffix, size in sizes.items():
+            try:
+                found = (self.directory / f"{generation}{suffix}").stat().st_size
+            except OSError:
+                return False
+            if size is not None and found != size:
+                return False
+        return True
+
+    def damage(self) -> str | None:
+        """Why the matrix cannot serve (None when it can, or when there is none yet: a new store)."""
+        if not self.manifest_path.exists():
+            return None
+        manifest = self._manifest()
+        if manifest is None:
+            return "its manifest is unreadable or of another size of vectors"
+        if not self._complete(manifest):
+            return "a file of it is missing or cut short"
+        return None
 
     def build(
         self,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -23,7 +25,9 @@ RUNS = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-URIS = ["ssh-keys", "tmux-config", "vacuum"]
+URIS = ["ssh-keys", "tmux-config", "vacuum", "odd-text"]
+# What must never reach the model: control characters (JSON escapes C0 itself), C1, DEL, bidi controls.
+UNSAFE = re.compile("[\x1b\x07\x08\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 offsets = st.sampled_from([UTC, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12, minutes=-59))])
 # Datetimes from year 1 to 9999 with any offset, written as ISO text, so the edges overflow in UTC.
@@ -80,6 +84,13 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Blocking
             ),
             chat("tmux-config", ["tmux prefix key", "set -g prefix C-a"] * 30, project="dotfiles"),
             chat("vacuum", ["robot vacuum maps", "it keeps the map in the app"]),
+            # stored as an older pastchats stored it (LanceDB never took a lone surrogate): what every
+            # answer shows of it must be inert
+            chat(
+                "odd-text",
+                [f"odd {text} text" for text in ODD_TEXT if "\ud800" not in text],
+                title="odd \x1b]0;t\x07 \u202etitle",
+            ),
         ],
     )
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(Client(server_for(library))) as client:
@@ -111,6 +122,7 @@ def test_any_tool_arguments_give_a_result_or_a_plain_one_line_error(
         assert_plain_error(result)
     else:
         assert text_of(result).strip()
+    assert UNSAFE.search(text_of(result) + json.dumps(result.structured_content, ensure_ascii=False)) is None
     after = call(session, "recent_chats", {"n": 3})
     assert not after.is_error, text_of(after)
     assert "ssh-keys" in text_of(after)

@@ -114,7 +114,7 @@ async def test_a_store_that_cannot_open_makes_tool_calls_fail_with_the_reason(tm
     async with Client(build_server(Settings(home=tmp_path), broken)) as client:
         result = await client.call_tool("recent_chats", {})
     assert result.is_error
-    assert "could not be opened (the store in /x is from a newer pastchats)" in text_of(result)
+    assert "could not be opened: the store in /x is from a newer pastchats. Tell the user." in text_of(result)
 
 
 class Exploding:

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from importers import registry
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.models import Conversation, Message
@@ -84,3 +85,20 @@ def test_one_unindexable_conversation_in_a_batch_is_set_aside_and_the_rest_impor
     assert_consistent(library)
     assert {chat.uri for chat in library.search("sheep", max_results=10).chats} >= {"c0", "c4", "good"}
     assert_usable(library, expect=6)
+
+
+def test_text_the_store_refuses_is_set_aside_and_its_file_imports_back(tmp_path: Path) -> None:
+    """A lone surrogate from a caller that did not clean it (the importers do) cannot be written to
+    LanceDB: setting it aside must not fail on the same character."""
+    home = tmp_path / "store"
+    library = Library.open(home, embedder=HashEmbedder())
+    stats = library.import_conversations(
+        [conversation("c0", ["sheep one"]), conversation("odd", ["lone \ud800 sheep"]), conversation("c2", ["two"])]
+    )
+
+    assert stats.quarantined == ["odd"]
+    assert library.stats().conversations == 2
+    [path] = sorted((home / "quarantine").glob("*.jsonl"))
+    back, report = registry.read(path, "plain")
+    assert [(c.id, c.messages[0].text) for c in back] == [("odd", "lone \ufffd sheep")]
+    assert report.notes

@@ -1,0 +1,86 @@
+"""What every importer's conversations pass through before the store sees them (`registry.read`).
+
+- Ids are normalised or rejected with a reason: surrounding whitespace is stripped; an id left empty,
+  or holding a line break, a control or format character (`storage.safe_text.id_problem`), skips
+  its chat with that reason in the report, since no one could type it back to read or delete it.
+- Text is cleaned (`storage.safe_text.clean`): no control character, escape sequence or bidi control
+  reaches the store; lone surrogates become U+FFFD, and the report says so.
+
+Which format may replace a stored chat is the store's to decide (`registry.foreign_prefixes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import ValidationError
+
+from importers._common import Unusable
+from importers.base import ImportReport
+from storage.models import Conversation, Message
+from storage.safe_text import clean, has_lone_surrogate, id_problem
+
+SURROGATES_NOTE = "some text held invalid characters (lone surrogates, as `\\ud800` in JSON); each became U+FFFD"
+
+
+def safe_conversations(conversations: Iterator[Conversation], report: ImportReport) -> Iterator[Conversation]:
+    for conversation in conversations:
+        try:
+            yield safe_conversation(conversation, report)
+        except Unusable as exc:
+            report.skip(f"chat id {conversation.id!r}", str(exc))
+
+
+def checked_id(value: str, what: str = "") -> str:
+    """`value` stripped, or Unusable naming what is wrong with it."""
+    stripped = value.strip()
+    problem = id_problem(stripped)
+    if problem is not None:
+        raise Unusable(f"{what}{problem}")
+    return stripped
+
+
+def safe_conversation(conversation: Conversation, report: ImportReport) -> Conversation:
+    """`conversation` itself when it is clean (almost always), else a clean copy; Unusable when an id
+    cannot be made one."""
+    chat_id = checked_id(conversation.id)
+    changed = chat_id != conversation.id
+    messages: list[Message] = []
+    for message in conversation.messages:
+        message_id = checked_id(message.id, f"message #{message.index + 1}: ")
+        text = _cleaned(message.text, report)
+        if message_id != message.id or text != message.text:
+            changed = True
+            message = message.model_copy(update={"id": message_id, "text": text})
+        messages.append(message)
+    source, title = _cleaned(conversation.source, report), _cleaned(conversation.title, report)
+    project = _cleaned(conversation.project, report) if conversation.project else None
+    url = _cleaned(conversation.url, report) if conversation.url else None
+    if not changed and (source, title, project, url) == (
+        conversation.source,
+        conversation.title,
+        conversation.project,
+        conversation.url,
+    ):
+        return conversation
+    try:
+        return Conversation(
+            id=chat_id,
+            source=source,
+            title=title,
+            created_at=conversation.created_at,
+            updated_at=conversation.updated_at,
+            project=project or None,
+            url=url or None,
+            messages=messages,
+        )
+    except ValidationError as exc:  # two message ids made equal by stripping, a source cleaned to nothing
+        error = exc.errors()[0]
+        raise Unusable(f"{'.'.join(map(str, error['loc'])) or 'chat'}: {error['msg']}") from None
+
+
+def _cleaned(text: str, report: ImportReport) -> str:
+    cleaned = clean(text)
+    if cleaned != text and has_lone_surrogate(text):
+        report.note(SURROGATES_NOTE)
+    return cleaned

@@ -1,0 +1,231 @@
+"""A hostile record costs only itself: beside it, in every format, the good chats import exactly as
+they do alone, and the hostile one is imported or reported, never silently dropped."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from importers import registry
+from importers.base import ImportReport
+from storage.models import Conversation
+from tests.fuzz.strategies import damage, dumps, mutate
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+IMPORTERS = FIXTURES / "importers"
+RUNS = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
+_UUID = re.compile(r"[0-9a-f]{8}(?=-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
+
+def other_ids(text: str) -> str:
+    """The same records under ids of their own: every uuid (the ids of every format but three) changed."""
+    return _UUID.sub("fa11fa11", text).replace("comp-", "comp-fa11-")
+
+
+def hostile_json_lines(raw: str, data: st.DataObject) -> str:
+    """A session file's lines under other ids, then mutated line by line or damaged as bytes."""
+    raw = other_ids(raw)
+    if data.draw(st.booleans(), label="damage bytes"):
+        return damage(raw.encode(), data).decode("utf-8", "replace")
+    records = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+        at = data.draw(st.integers(0, len(records) - 1), label="line")
+        records[at] = mutate(records[at], data, 1)
+    return "\n".join(dumps(record) for record in records) + "\n"
+
+
+# Each format: (where the importer is pointed, relative to a folder; write the good records there;
+# add a hostile neighbour beside them). A format whose records share one JSON document keeps the
+# hostile record valid JSON: a break in a document ends every format's reading of it.
+Writer = Callable[[Path], None]
+Neighbour = Callable[[Path, st.DataObject], None]
+
+
+def plain() -> tuple[str, Writer, Neighbour]:
+    lines = (FIXTURES / "corpus" / "chats.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+
+    def good(folder: Path) -> None:
+        (folder / "chats.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        record = json.loads(lines[0])
+        record["id"] = "hostile-neighbour"
+        line = dumps(mutate(record, data, data.draw(st.integers(1, 3), label="mutations")))
+        if data.draw(st.booleans(), label="damage bytes"):
+            line = damage(line.encode("utf-8", "surrogatepass"), data).decode("utf-8", "replace").replace("\n", " ")
+            line = line if line.strip() else "{"  # a blank line is no record
+        at = data.draw(st.integers(0, len(lines)), label="at line")
+        text = "\n".join([*lines[:at], line, *lines[at:]]) + "\n"
+        (folder / "chats.jsonl").write_bytes(text.encode("utf-8", "surrogatepass"))
+
+    return "chats.jsonl", good, hostile
+
+
+def export_list(seed: Path) -> tuple[str, Writer, Neighbour]:
+    """Claude.ai and ChatGPT exports: one JSON list of conversations."""
+    records: list[Any] = json.loads(seed.read_text(encoding="utf-8"))
+
+    def good(folder: Path) -> None:
+        (folder / "conversations.json").write_text(dumps(records), encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        neighbour = json.loads(other_ids(json.dumps(records[0])))
+        neighbour = mutate(neighbour, data, data.draw(st.integers(1, 3), label="mutations"))
+        at = data.draw(st.integers(0, len(records)), label="at item")
+        text = dumps([*records[:at], neighbour, *records[at:]])
+        (folder / "conversations.json").write_bytes(text.encode("utf-8", "surrogatepass"))
+
+    return "conversations.json", good, hostile
+
+
+def session_files(seed: Path, layout: str, neighbour_name: str) -> tuple[str, Writer, Neighbour]:
+    """Agents' logs: a folder of session files, one chat each; the neighbour is one more file."""
+    raw = seed.read_text(encoding="utf-8")
+    root = layout.split("/", 1)[0]
+
+    def good(folder: Path) -> None:
+        target = folder / layout
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        target = (folder / layout).parent / other_ids(neighbour_name)
+        if seed.suffix == ".jsonl":
+            target.write_bytes(hostile_json_lines(raw, data).encode("utf-8", "surrogatepass"))
+        elif data.draw(st.booleans(), label="damage bytes"):
+            target.write_bytes(damage(other_ids(raw).encode(), data))
+        else:
+            document = mutate(json.loads(other_ids(raw)), data, data.draw(st.integers(1, 3), label="mutations"))
+            target.write_bytes(dumps(document).encode("utf-8", "surrogatepass"))
+
+    return root, good, hostile
+
+
+def aider() -> tuple[str, Writer, Neighbour]:
+    raw = (IMPORTERS / "aider" / ".aider.chat.history.md").read_text(encoding="utf-8")
+
+    def good(folder: Path) -> None:
+        (folder / ".aider.chat.history.md").write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        lines = ["# aider chat started at 2031-01-01 00:00:00", "#### a question", "an answer"]
+        for _ in range(data.draw(st.integers(1, 4), label="insertions")):
+            at = data.draw(st.integers(1, len(lines)), label="line")
+            lines.insert(at, data.draw(st.text(max_size=60), label="inserted line").replace("\r", " "))
+        text = raw + "\n" + "\n".join(lines) + "\n"
+        (folder / ".aider.chat.history.md").write_bytes(text.encode("utf-8", "surrogatepass"))
+
+    return ".aider.chat.history.md", good, hostile
+
+
+def cursor() -> tuple[str, Writer, Neighbour]:
+    rows: dict[str, Any] = json.loads((IMPORTERS / "cursor" / "global.json").read_text())["cursorDiskKV"]
+    composer = {key: value for key, value in rows.items() if "comp-1111" in key}
+    layout = "User/globalStorage/state.vscdb"
+
+    def write(folder: Path, table: dict[str, Any]) -> None:
+        database = folder / layout
+        database.parent.mkdir(parents=True, exist_ok=True)
+        database.unlink(missing_ok=True)
+        connection = sqlite3.connect(database)
+        with connection:
+            connection.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+            connection.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+            for key, value in table.items():
+                stored = value if isinstance(value, str) else dumps(value)
+                connection.execute(
+                    "INSERT INTO cursorDiskKV VALUES (?, ?)", (key, stored.encode("utf-8", "surrogatepass"))
+                )
+        connection.close()
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        neighbour: dict[str, Any] = json.loads(other_ids(json.dumps(composer)))
+        for _ in range(data.draw(st.integers(1, 3), label="mutations")):  # the rows stay; what they hold is fuzzed
+            key = data.draw(st.sampled_from(sorted(neighbour)), label="row")
+            neighbour[key] = mutate(neighbour[key], data, 1)
+        write(folder, {**rows, **neighbour})
+
+    return layout, lambda folder: write(folder, rows), hostile
+
+
+def _one(pattern: str) -> Path:
+    return next(IMPORTERS.glob(pattern))
+
+
+SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
+    "plain": plain,
+    "claude": lambda: export_list(IMPORTERS / "claude/export-2025/conversations.json"),
+    "chatgpt": lambda: export_list(IMPORTERS / "chatgpt/single/conversations.json"),
+    "claude-code": lambda: session_files(
+        _one("claude-code/projects/-home-ana-src-shop/*.jsonl"),
+        "projects/-home-a/5e55e000-1111-4000-8000-000000000001.jsonl",
+        "5e55e000-1111-4000-8000-000000000001.jsonl",
+    ),
+    "codex": lambda: session_files(
+        _one("codex/sessions/2025/03/*/*.jsonl"),
+        "sessions/2025/03/14/rollout-2025-03-14T09-00-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+        "rollout-2025-03-14T10-00-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+    ),
+    "gemini": lambda: session_files(
+        _one("gemini/tmp/0f0f*/chats/session-*.json"),
+        "tmp/0f0f/chats/session-2024-11-20T08-15-4d5e6f70.json",
+        "session-2024-11-21T08-15-fa11fa11.json",
+    ),
+    "aider": aider,
+    "cursor": cursor,
+}
+
+
+def test_every_registered_format_has_hostile_neighbours() -> None:
+    assert sorted(SOURCES) == sorted(registry.names())
+
+
+def content(conversation: Conversation) -> tuple[Any, ...]:
+    """What a chat holds. Not its times: a chat without any takes the time it is read at."""
+    messages = [(m.id, m.role, m.text, m.created_at) for m in conversation.messages]
+    return conversation.title, conversation.project, conversation.url, conversation.source, messages
+
+
+def read(path: Path, format: str) -> tuple[list[Conversation], ImportReport]:
+    conversations, report = registry.read(path, format)
+    return list(conversations), report
+
+
+@pytest.mark.parametrize("format", list(SOURCES))
+@RUNS
+@given(data=st.data())
+def test_good_chats_beside_a_hostile_one_import_as_they_do_alone(format: str, data: st.DataObject) -> None:
+    """Through `registry.read`, the path every import and sync takes (the fuzz test of whole files
+    takes what it yields on into a store)."""
+    where, good, hostile = SOURCES[format]()
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        good(folder)
+        alone, alone_report = read(folder / where, format)
+        assert alone, "the good records import by themselves"
+        expected = {c.id: content(c) for c in alone}
+
+        hostile(folder, data)
+        conversations, report = read(folder / where, format)
+
+    got = {c.id: content(c) for c in conversations}
+    assert {cid: got.get(cid) for cid in expected} == expected, report.skipped
+    reported = len(report.skipped) > len(alone_report.skipped)
+    assert set(got) - set(expected) or reported, f"the hostile record was neither imported nor reported: {report}"
+    for skip in report.skipped:
+        assert skip.reason.strip()
+        assert str(skip).isprintable(), str(skip)

@@ -162,6 +162,27 @@ def cursor() -> tuple[str, Writer, Neighbour]:
     return layout, lambda folder: write(folder, rows), hostile
 
 
+def task_folders(seed: Path, extension: str) -> tuple[str, Writer, Neighbour]:
+    """Cline and its forks: a folder per task; the neighbour is one more task."""
+    raw = seed.read_text(encoding="utf-8")
+
+    def good(folder: Path) -> None:
+        task = folder / extension / "tasks" / "1754294400000"
+        task.mkdir(parents=True, exist_ok=True)
+        (task / "ui_messages.json").write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        task = folder / extension / "tasks" / "1754294499999"
+        task.mkdir(parents=True, exist_ok=True)
+        if data.draw(st.booleans(), label="damage bytes"):
+            (task / "ui_messages.json").write_bytes(damage(raw.encode(), data))
+        else:
+            document = mutate(json.loads(raw), data, data.draw(st.integers(1, 3), label="mutations"))
+            (task / "ui_messages.json").write_bytes(dumps(document).encode("utf-8", "surrogatepass"))
+
+    return extension, good, hostile
+
+
 def _one(pattern: str) -> Path:
     return next(IMPORTERS.glob(pattern))
 
@@ -187,6 +208,21 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
     ),
     "aider": aider,
     "cursor": cursor,
+    "copilot-chat": lambda: session_files(
+        _one("copilot-chat/Code/User/workspaceStorage/*/chatSessions/4b0f9a7c-*.json"),
+        "User/workspaceStorage/8d5b/chatSessions/4b0f9a7c-2d3e-4f51-8a6b-7c9d0e1f2a3b.json",
+        "4b0f9a7c-2d3e-4f51-8a6b-7c9d0e1f2a3b.json",
+    ),
+    "cline": lambda: task_folders(_one("cline/*/*/*/*/tasks/1754294400000/ui_messages.json"), "saoudrizwan.claude-dev"),
+    "roo-code": lambda: task_folders(
+        next(IMPORTERS.glob("roo-code/**/019bd3f2-*/ui_messages.json")), "rooveterinaryinc.roo-cline"
+    ),
+    "kilo-code": lambda: task_folders(next(IMPORTERS.glob("kilo-code/**/ui_messages.json")), "kilocode.kilo-code"),
+    "cursor-agent": lambda: session_files(
+        _one("cursor-agent/.cursor/projects/*/agent-transcripts/7e6d5c4b-*.jsonl"),
+        ".cursor/projects/home-ana-src-vite/agent-transcripts/7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.jsonl",
+        "7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.jsonl",
+    ),
 }
 
 

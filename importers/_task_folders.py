@@ -46,7 +46,14 @@ from importers._vscode import user_folders
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
-__all__ = ["TaskFolderImporter", "workspace_in_environment"]
+__all__ = [
+    "API_HISTORY",
+    "TaskFolderImporter",
+    "first_request",
+    "read_json",
+    "workspace_in_environment",
+    "workspace_in_history",
+]
 
 MESSAGE_FILES = ("ui_messages.json", "claude_messages.json")
 API_HISTORY = "api_conversation_history.json"

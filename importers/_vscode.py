@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 
 from importers._common import as_dict, as_str, expand_home
 
-__all__ = ["EDITORS", "config_root", "file_uri_path", "user_folders", "workspace_folder"]
+__all__ = ["EDITORS", "config_root", "file_uri_path", "uri_path", "user_folders", "workspace_folder"]
 
 # The editors whose chat extensions pastchats reads, by the folder name of their user data.
 EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")

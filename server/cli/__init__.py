@@ -25,7 +25,7 @@ __all__ = ["cli", "main"]
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), help="Store directory [PASTCHATS_HOME].")
 @click.option("--model", help="fastembed embedding model [PASTCHATS_MODEL].")
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
-@click.version_option(package_name="pastchats-mcp")
+@click.version_option(package_name="pastchats")
 @click.pass_context
 def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) -> None:
     """A local, searchable memory of your past chats, for any MCP client."""

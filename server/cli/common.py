@@ -74,6 +74,34 @@ class PastchatsGroup(click.Group):
             raise click.ClickException(str(exc)) from None
 
 
+def known_names(
+    library: Library, *, project: str | None = None, source: str | None = None
+) -> tuple[tuple[str, ...] | None, str | None]:
+    """The one rule for a project or source the user types: matched case-insensitively against the
+    store's, and one that names nothing fails with the ones there are (never an empty answer).
+    Returns every stored spelling of the project, and the stored spelling of the source."""
+    from storage.errors import UnknownProject
+
+    try:
+        projects = library.resolve_project(project)
+    except UnknownProject as exc:
+        raise click.ClickException(unknown_name("--project", "project", project or "", exc.known)) from None
+    if source is None:
+        return projects, None
+    known = sorted(library.stats().sources, key=str.casefold)
+    found = [name for name in known if name.casefold() == source.casefold()]
+    if not found:
+        raise click.ClickException(unknown_name("--source", "source", source, known))
+    return projects, found[0]
+
+
+def unknown_name(flag: str, kind: str, given: str, known: list[str]) -> str:
+    listed = ", ".join(clean(name) for name in known[:30]) + (f" and {len(known) - 30} more" if len(known) > 30 else "")
+    if not known:
+        return f"{flag} {clean(given)!r}: no chat in the store has a {kind}; leave {flag} out"
+    return f"{flag} {clean(given)!r} is not a known {kind}; known: {listed}. Pass one of them, or leave {flag} out"
+
+
 @contextmanager
 def reading(settings: Settings) -> Iterator[Library]:
     """The store for a command that only reads: no model, and LanceDB only when opening must repair."""
@@ -145,10 +173,19 @@ def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str
     text += "\n" + redaction_text(info.redacted, redacting)
     if info.awaiting_embeddings:
         text += (
-            f"\nAwaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; "
-            "`pastchats model install` embeds them."
+            f"\nAwaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; to embed them: "
+            f"{install_hint()}"
         )
     return text
+
+
+def install_hint(name: str | None = None) -> str:
+    """The command that installs the model, online and offline."""
+    target = f" {name}" if name else ""
+    return (
+        f"pastchats model install{target}  (offline: copy the models folder of a machine that has the model, "
+        f"then pastchats model install{target} --from DIR)"
+    )
 
 
 def redaction_text(redacted: dict[str, dict[str, int]], enabled: bool) -> str:

@@ -13,7 +13,7 @@ from typing import Literal
 
 import click
 
-from server.cli.common import ISO, json_option, make_settings, opened, reading
+from server.cli.common import ISO, install_hint, json_option, known_names, make_settings, opened, reading
 from storage.owner_only import open_private
 
 
@@ -80,7 +80,7 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
         if waiting:
             click.echo(
                 f"{waiting} passage(s) await embeddings: keyword search works now; semantic search once the "
-                "model is installed (`pastchats model install`)."
+                f"model is installed: {install_hint()}"
             )
 
 
@@ -190,7 +190,14 @@ def forget(
         raise click.UsageError("say what to forget: --project, --source and/or --before")
     settings = make_settings(ctx)
     with opened(settings, model=False) as library:
-        ids = matching(library, project=project, source=source, before=before)
+        projects, source = known_names(library, project=project, source=source)
+        ids = sorted(
+            {
+                cid
+                for spelling in projects or [None]
+                for cid in matching(library, project=spelling, source=source, before=before)
+            }
+        )
         if ids and not yes:
             click.confirm(f"Delete {len(ids)} chat(s) from every index and the archive?", abort=True, err=True)
         deleted = delete_chats(library, ids) if ids else []
@@ -212,17 +219,23 @@ def export(
     ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
 ) -> None:
     """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
-    from storage.export import export as export_chats
+    from storage.export import plain_record, write_records
 
     settings = make_settings(ctx)
     with reading(settings) as library:
+        projects, source = known_names(library, project=project, source=source)
+        records = (
+            plain_record(chat)
+            for spelling in projects or [None]
+            for chat in library.iter_conversations(project=spelling, source=source)
+        )
         if out == "-":
-            count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
+            count = write_records(sys.stdout, records, format_)
         else:
             try:
                 # a new file is owner-only, like the store it comes from; an existing one keeps its mode
                 with open(out, "w", encoding="utf-8", opener=open_private) as handle:
-                    count = export_chats(library, handle, project=project, source=source, format=format_)
+                    count = write_records(handle, records, format_)
             except OSError as exc:
                 raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
     click.echo(f"Exported {count} chat(s) to {'standard output' if out == '-' else out}.", err=True)

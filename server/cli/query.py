@@ -13,6 +13,7 @@ from server.cli.common import (
     as_tool,
     emit,
     json_option,
+    known_names,
     make_settings,
     opened,
     reading,
@@ -46,6 +47,7 @@ def search(
 
     settings = make_settings(ctx)
     with opened(settings) as library:
+        known_names(library, project=project)
         output, text = as_tool(
             conversation_search.NAME,
             lambda: conversation_search.search(
@@ -83,6 +85,7 @@ def recent(
 
     settings = make_settings(ctx)
     with reading(settings) as source:
+        known_names(source, project=project)
         text = as_tool(
             NAME,
             lambda: recent_text(

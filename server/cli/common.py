@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
@@ -25,19 +25,33 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class IsoDatetime(click.ParamType[datetime, Any]):
-    name = "datetime"
+WHEN_HELP = "a date (2025-01-20), a time (2025-01-20T10:00Z), or yesterday, 7d, 2w, last monday"
+
+
+class WhenType(click.ParamType[datetime, Any]):
+    """A time as people type it: ISO 8601 (2025-01-20, 2025-01-20T10:00Z) or relative to now
+    (yesterday, 7d, 2w, 3 days ago, last monday), read by dateparser."""
+
+    name = "date"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
         if isinstance(value, datetime):
             return value
         parsed = parse_iso(str(value))
         if parsed is None:
-            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20 or 2025-01-20T10:00Z)")
+            import dateparser  # ~0.2 s: paid only when a date is not ISO 8601
+
+            # No fixed language: dateparser reads the short forms (2w, 7d) through its language detection.
+            found = dateparser.parse(
+                str(value), settings={"PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": True}
+            )
+            parsed = found.astimezone(UTC) if found is not None else None
+        if parsed is None:
+            self.fail(f"{value!r} is not a date: give one as {WHEN_HELP}")
         return parsed
 
 
-ISO = IsoDatetime()
+WHEN = WhenType()
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 import click
 
-from server.cli.common import ISO, install_hint, json_option, known_names, make_settings, opened, reading
+from server.cli.common import WHEN, WHEN_HELP, install_hint, json_option, known_names, make_settings, opened, reading
 from storage.owner_only import open_private
 
 
@@ -175,7 +175,7 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
 @click.option(
     "--source", help="Chats from this source (claude, chatgpt, claude-code, codex, gemini, aider, cursor, ...)."
 )
-@click.option("--before", type=ISO, help="Chats last updated before this date (ISO 8601).")
+@click.option("--before", type=WHEN, help=f"Chats last updated before this time: {WHEN_HELP}.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -79,7 +80,22 @@ def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
 
 class PastchatsGroup(click.Group):
     """The CLI's one translation of an expected failure (and of a tool's error, for the commands that
-    answer as the tools do) into one line on stderr and exit status 1, never a traceback."""
+    answer as the tools do) into one line on stderr and exit status 1, never a traceback. Its help
+    lists the commands in `sections`, each with its whole first line."""
+
+    def __init__(self, *args: Any, sections: list[tuple[str, list[str]]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections = sections or []
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for title, names in self.sections:
+            rows = []
+            for name in names:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())))
+            with formatter.section(title):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

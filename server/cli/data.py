@@ -95,8 +95,10 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
 @json_option
 @click.pass_context
 def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
-    """Import what is new in the agent logs on this machine (Claude Code, Codex, Gemini CLI, Aider,
-    Cursor), and keep a private copy of each log. Unchanged files are not read again."""
+    """Import what is new in this machine's coding-agent logs, keeping a private copy of each.
+
+    The agents are Claude Code, Codex, Gemini CLI, Aider and Cursor. Unchanged files are not read again.
+    """
 
     from server.embedding import embed_with_progress
     from server.importing import progress_reporter
@@ -125,9 +127,12 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
 @json_option
 @click.pass_context
 def reindex(ctx: click.Context, as_json: bool) -> None:
-    """Rebuild the store from the private copies sync keeps of the agent logs (`<home>/archive`), as
-    if read from the original files: links and projects are the originals', even for logs the agents
-    have since deleted. Chats you deleted stay deleted; unchanged chats are not embedded again."""
+    """Rebuild the store from the private copies of the agent logs that sync keeps.
+
+    The copies (`<home>/archive`) are read as if they were the original files: links and projects are
+    the originals', even for logs the agents have since deleted. Chats you deleted stay deleted;
+    unchanged chats are not embedded again.
+    """
     from importers.sources.reindex import Reindexer
     from server.importing import progress_reporter
     from server.wiring import exclusions_from
@@ -152,8 +157,10 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
-    """Delete chats (by uri, as search and recent show them) from every index and from the archive.
-    Sync will not bring them back; `pastchats import FILE` does, deliberately."""
+    """Delete chats by uri (as search and recent show them) from every index and the archive.
+
+    Sync will not bring them back; `pastchats import FILE` does, deliberately.
+    """
     from importers.sources.privacy import delete as delete_chats
 
     settings = make_settings(ctx)

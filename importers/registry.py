@@ -20,6 +20,7 @@ from importers.claude_code import ClaudeCodeImporter
 from importers.codex import CodexImporter
 from importers.cursor import CursorImporter
 from importers.gemini import GeminiImporter
+from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.plain import PlainImporter
 from storage.models import Conversation
 
@@ -32,8 +33,13 @@ _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     CursorImporter(),
     AiderImporter(),
 )
+# Terminal and editor agents beyond the first five, each one module (kept together, one line each).
+MORE_AGENTS: list[AgentLogImporter] = [
+    OpenCodeImporter(),
+    OpenCodeFilesImporter(),
+]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
-AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]
+AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR, *MORE_AGENTS]
 # Each format once, in the order detection tries them.
 IMPORTERS: list[Importer] = [
     ClaudeImporter(),
@@ -43,6 +49,7 @@ IMPORTERS: list[Importer] = [
     _GEMINI,
     _CURSOR,
     _AIDER,
+    *MORE_AGENTS,
     PlainImporter(),
 ]
 

@@ -40,8 +40,14 @@ SEEDS: dict[str, tuple[Path, str]] = {
     ),
     "aider": (IMPORTER_FIXTURES / "aider/.aider.chat.history.md", ".aider.chat.history.md"),
     "plain": (FIXTURES / "corpus/chats.jsonl", "chats.jsonl"),
+    "opencode-files": (
+        next((IMPORTER_FIXTURES / "opencode/shapes/storage/session").rglob("ses_6a1f*.json")),
+        "storage/session/4b0e/ses_6a1f0c2b3ffeA1b2C3d4E5f6G7.json",
+    ),
 }
-FORMATS = [*SEEDS, "cursor"]
+# Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
+# above as `opencode-files`) and converts them with the same code.
+FORMATS = [*SEEDS, "cursor", "opencode"]
 RUNS = settings(
     max_examples=8,
     deadline=None,

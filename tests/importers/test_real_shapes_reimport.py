@@ -21,6 +21,10 @@ SOURCES = [
     "codex-2026",
     "cursor-versions",
     "gemini-home/.gemini",
+    # More agents: files their tools wrote, and each version's shapes.
+    "opencode/real-1.18/opencode.db",
+    "opencode/real-1.1/storage",
+    "opencode/shapes/storage",
 ]
 
 

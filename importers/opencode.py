@@ -43,7 +43,7 @@ from importers._common import (
 from importers._files import any_file, file_time, read_head, read_regular
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from importers.cursor_store import connect, table_names
-from storage.models import Conversation
+from storage.models import Conversation, Role
 
 # Parts that are bookkeeping for OpenCode itself: steps, file snapshots, retries, compaction markers.
 _SILENT_PARTS = {"reasoning", "step-start", "step-finish", "snapshot", "patch", "retry", "compaction", "agent"}
@@ -259,12 +259,13 @@ def _conversation(
 
 
 def _turns(message: dict[str, Any], parts: list[dict[str, Any]], unknown: UnknownCounts) -> list[Turn]:
-    role = as_str(message.get("role"))
+    kind = as_str(message.get("role"))
     key = as_id(message.get("id"))
     when = parse_time(as_dict(message.get("time")).get("created"))
-    if role not in {"user", "assistant"}:
-        count_unknown(unknown, role, "messages", "role")
+    if kind not in {"user", "assistant"}:
+        count_unknown(unknown, kind, "messages", "role")
         return []
+    role: Role = "user" if kind == "user" else "assistant"
     lines: list[str] = []
     results: list[Turn] = []
     for number, part in enumerate(parts):

@@ -22,6 +22,7 @@ from importers.cursor import CursorImporter
 from importers.gemini import GeminiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.plain import PlainImporter
+from importers.qwen_code import QwenCodeImporter
 from storage.models import Conversation
 
 __all__ = ["AGENT_LOGS", "IMPORTERS", "agent_log", "choose", "detect", "get", "names", "read", "without_opted_out"]
@@ -34,22 +35,24 @@ _CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
     AiderImporter(),
 )
 # Terminal and editor agents beyond the first five, each one module (kept together, one line each).
+# Tried before the first five: Qwen Code's records would pass Claude Code's looser test.
 MORE_AGENTS: list[AgentLogImporter] = [
     OpenCodeImporter(),
     OpenCodeFilesImporter(),
+    QwenCodeImporter(),
 ]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
-AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR, *MORE_AGENTS]
+AGENT_LOGS: list[AgentLogImporter] = [*MORE_AGENTS, _CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]
 # Each format once, in the order detection tries them.
 IMPORTERS: list[Importer] = [
     ClaudeImporter(),
     ChatGPTImporter(),
+    *MORE_AGENTS,
     _CLAUDE_CODE,
     _CODEX,
     _GEMINI,
     _CURSOR,
     _AIDER,
-    *MORE_AGENTS,
     PlainImporter(),
 ]
 

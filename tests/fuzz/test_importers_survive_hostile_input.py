@@ -44,6 +44,10 @@ SEEDS: dict[str, tuple[Path, str]] = {
         next((IMPORTER_FIXTURES / "opencode/shapes/storage/session").rglob("ses_6a1f*.json")),
         "storage/session/4b0e/ses_6a1f0c2b3ffeA1b2C3d4E5f6G7.json",
     ),
+    "qwen-code": (
+        next((IMPORTER_FIXTURES / "qwen-code/shapes").rglob("3f0c*.jsonl")),
+        "projects/-home-a/chats/3f0c6b2e-5a1d-4c7e-9b8f-2d4e6a8c0b1d.jsonl",
+    ),
 }
 # Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
 # above as `opencode-files`) and converts them with the same code.

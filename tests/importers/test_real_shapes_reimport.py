@@ -25,6 +25,8 @@ SOURCES = [
     "opencode/real-1.18/opencode.db",
     "opencode/real-1.1/storage",
     "opencode/shapes/storage",
+    "qwen-code/real-0.15/projects",
+    "qwen-code/shapes/projects",
 ]
 
 

@@ -76,7 +76,17 @@ def test_registry_rejects_a_zip_with_nothing_it_knows(tmp_path: Path) -> None:
 
 
 def test_registry_lists_every_format_with_plain_last() -> None:
-    assert registry.names() == ["claude", "chatgpt", "claude-code", "codex", "gemini", "cursor", "aider", "plain"]
+    assert registry.names() == [
+        "claude",
+        "chatgpt",
+        *(importer.name for importer in registry.MORE_AGENTS),
+        "claude-code",
+        "codex",
+        "gemini",
+        "cursor",
+        "aider",
+        "plain",
+    ]
 
 
 def test_conversation_with_the_opt_out_marker_is_skipped_by_every_importer(fixtures: Path, tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from importers.chatgpt import ChatGPTImporter
 from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
 from importers.codex import CodexImporter
+from importers.continue_dev import ContinueImporter
 from importers.cursor import CursorImporter
 from importers.gemini import GeminiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
@@ -40,6 +41,7 @@ MORE_AGENTS: list[AgentLogImporter] = [
     OpenCodeImporter(),
     OpenCodeFilesImporter(),
     QwenCodeImporter(),
+    ContinueImporter(),
 ]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
 AGENT_LOGS: list[AgentLogImporter] = [*MORE_AGENTS, _CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]

@@ -48,6 +48,10 @@ SEEDS: dict[str, tuple[Path, str]] = {
         next((IMPORTER_FIXTURES / "qwen-code/shapes").rglob("3f0c*.jsonl")),
         "projects/-home-a/chats/3f0c6b2e-5a1d-4c7e-9b8f-2d4e6a8c0b1d.jsonl",
     ),
+    "continue": (
+        IMPORTER_FIXTURES / "continue/shapes/sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
+        "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
+    ),
 }
 # Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
 # above as `opencode-files`) and converts them with the same code.

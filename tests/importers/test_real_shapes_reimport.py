@@ -27,6 +27,8 @@ SOURCES = [
     "opencode/shapes/storage",
     "qwen-code/real-0.15/projects",
     "qwen-code/shapes/projects",
+    "continue/real-cn-1.5/sessions",
+    "continue/shapes/sessions",
 ]
 
 

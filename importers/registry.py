@@ -19,6 +19,7 @@ from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
 from importers.codex import CodexImporter
 from importers.continue_dev import ContinueImporter
+from importers.crush import CrushImporter
 from importers.cursor import CursorImporter
 from importers.gemini import GeminiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
@@ -42,6 +43,7 @@ MORE_AGENTS: list[AgentLogImporter] = [
     OpenCodeFilesImporter(),
     QwenCodeImporter(),
     ContinueImporter(),
+    CrushImporter(),
 ]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
 AGENT_LOGS: list[AgentLogImporter] = [*MORE_AGENTS, _CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]

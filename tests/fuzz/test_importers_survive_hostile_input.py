@@ -54,8 +54,9 @@ SEEDS: dict[str, tuple[Path, str]] = {
     ),
 }
 # Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
-# above as `opencode-files`) and converts them with the same code.
-FORMATS = [*SEEDS, "cursor", "opencode"]
+# above as `opencode-files`) and converts them with the same code; Crush's broken rows are in its
+# fixture (tests/importers/test_crush.py).
+FORMATS = [*SEEDS, "cursor", "opencode", "crush"]
 RUNS = settings(
     max_examples=8,
     deadline=None,

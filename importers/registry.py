@@ -22,6 +22,7 @@ from importers.continue_dev import ContinueImporter
 from importers.crush import CrushImporter
 from importers.cursor import CursorImporter
 from importers.gemini import GeminiImporter
+from importers.goose import GooseFilesImporter, GooseImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.plain import PlainImporter
 from importers.qwen_code import QwenCodeImporter
@@ -44,6 +45,8 @@ MORE_AGENTS: list[AgentLogImporter] = [
     QwenCodeImporter(),
     ContinueImporter(),
     CrushImporter(),
+    GooseImporter(),
+    GooseFilesImporter(),
 ]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
 AGENT_LOGS: list[AgentLogImporter] = [*MORE_AGENTS, _CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]

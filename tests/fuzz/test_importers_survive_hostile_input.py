@@ -52,11 +52,12 @@ SEEDS: dict[str, tuple[Path, str]] = {
         IMPORTER_FIXTURES / "continue/shapes/sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
         "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
     ),
+    "goose-files": (IMPORTER_FIXTURES / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl"),
 }
 # Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
-# above as `opencode-files`) and converts them with the same code; Crush's broken rows are in its
-# fixture (tests/importers/test_crush.py).
-FORMATS = [*SEEDS, "cursor", "opencode", "crush"]
+# above as `opencode-files`) and converts them with the same code, and so does Goose's (`goose-files`);
+# Crush's broken rows are in its fixture (tests/importers/test_crush.py).
+FORMATS = [*SEEDS, "cursor", "opencode", "crush", "goose"]
 RUNS = settings(
     max_examples=8,
     deadline=None,

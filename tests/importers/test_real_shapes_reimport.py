@@ -29,6 +29,7 @@ SOURCES = [
     "qwen-code/shapes/projects",
     "continue/real-cn-1.5/sessions",
     "continue/shapes/sessions",
+    "goose/sessions",
 ]
 
 

@@ -26,6 +26,7 @@ from importers.goose import GooseFilesImporter, GooseImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.plain import PlainImporter
 from importers.qwen_code import QwenCodeImporter
+from importers.zed import ZedImporter
 from storage.models import Conversation
 
 __all__ = ["AGENT_LOGS", "IMPORTERS", "agent_log", "choose", "detect", "get", "names", "read", "without_opted_out"]
@@ -47,6 +48,7 @@ MORE_AGENTS: list[AgentLogImporter] = [
     CrushImporter(),
     GooseImporter(),
     GooseFilesImporter(),
+    ZedImporter(),
 ]
 # The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
 AGENT_LOGS: list[AgentLogImporter] = [*MORE_AGENTS, _CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, _CURSOR]

@@ -56,8 +56,8 @@ SEEDS: dict[str, tuple[Path, str]] = {
 }
 # Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
 # above as `opencode-files`) and converts them with the same code, and so does Goose's (`goose-files`);
-# Crush's broken rows are in its fixture (tests/importers/test_crush.py).
-FORMATS = [*SEEDS, "cursor", "opencode", "crush", "goose"]
+# Crush's and Zed's broken rows are in their fixtures (tests/importers/test_crush.py, test_zed.py).
+FORMATS = [*SEEDS, "cursor", "opencode", "crush", "goose", "zed"]
 RUNS = settings(
     max_examples=8,
     deadline=None,

@@ -1,4 +1,4 @@
-"""Sync finds OpenCode, Qwen Code, Continue, Crush and Goose where they keep their sessions, imports
+"""Sync finds OpenCode, Qwen Code, Continue, Crush, Goose and Zed where they keep their sessions, imports
 them once, and reindex rebuilds them from its archive with the same chats."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tests.importers.test_crush import crush_database
 from tests.importers.test_goose import goose_database
+from tests.importers.test_zed import zed_database
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"
 
@@ -30,6 +31,7 @@ def more_agents_home(home: Path) -> None:
     (share / "crush" / "projects.json").write_text(json.dumps({"projects": [entry]}))
     shutil.copytree(FIXTURES / "goose/sessions", share / "goose" / "sessions")
     goose_database(FIXTURES, share / "goose" / "sessions" / "sessions.db")
+    zed_database(FIXTURES, share / "zed" / "threads" / "threads.db")
 
 
 def test_sync_finds_each_agents_sessions_imports_them_once_and_reindex_rebuilds_them(tmp_path: Path) -> None:
@@ -38,7 +40,7 @@ def test_sync_finds_each_agents_sessions_imports_them_once_and_reindex_rebuilds_
     library = Library.open(tmp_path / "store", embedder=HashEmbedder())
     try:
         syncer = Syncer(library, env={}, home=home, formats=["opencode", "opencode-files", "qwen-code", "continue",
-                                                               "crush", "goose", "goose-files"])  # fmt: skip
+                                                               "crush", "goose", "goose-files", "zed"])  # fmt: skip
         report = syncer.run_once()
         chats = {c.id: c for c in library.iter_conversations()}
         again = syncer.run_once()
@@ -47,8 +49,8 @@ def test_sync_finds_each_agents_sessions_imports_them_once_and_reindex_rebuilds_
             "8e3f4a5b-6c7d-4e8f-a09b-1c2d3e4f5a6b.json",
             "9f4a5b6c-7d8e-4f9a-b1ac-2d3e4f5a6b7c.json",
         ]
-        assert {cid.split(":")[0] for cid in chats} == {"opencode", "qwen-code", "continue", "crush", "goose"}
-        assert len(chats) == 2 + 1 + 2 + 3 + 3
+        assert {cid.split(":")[0] for cid in chats} == {"opencode", "qwen-code", "continue", "crush", "goose", "zed"}
+        assert len(chats) == 2 + 1 + 2 + 3 + 3 + 2
         assert (again.files_changed, again.conversations_new) == (0, 0)
         assert chats["crush:b7e4c1a2-3d5f-4e6a-8b9c-0d1e2f3a4b5c"].project == str(home / "src/tool")
 

@@ -97,6 +97,13 @@ def expand_home(value: str, home: Path) -> Path:
     return Path(value)
 
 
+def env_folder(env: Mapping[str, str], variable: str, home: Path, *default: str) -> Path:
+    """The folder an environment variable names (the agents' `XDG_DATA_HOME`, `%APPDATA%`...), else
+    `home` joined with `default`, where the agent itself falls back to."""
+    configured = env.get(variable, "").strip()
+    return expand_home(configured, home) if configured else home.joinpath(*default)
+
+
 # --- text -------------------------------------------------------------------------------------
 
 

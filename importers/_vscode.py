@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from importers._common import as_dict, as_str, expand_home
+from importers._common import as_dict, as_str, env_folder
 
 __all__ = ["EDITORS", "config_root", "file_uri_path", "uri_path", "user_folders", "workspace_folder"]
 
@@ -32,10 +32,8 @@ def config_root(env: Mapping[str, str], home: Path, platform: str | None = None)
     if platform == "darwin":
         return home / "Library" / "Application Support"
     if platform.startswith(("win", "cygwin")):
-        appdata = env.get("APPDATA", "").strip()
-        return expand_home(appdata, home) if appdata else home / "AppData" / "Roaming"
-    config = env.get("XDG_CONFIG_HOME", "").strip()
-    return expand_home(config, home) if config else home / ".config"
+        return env_folder(env, "APPDATA", home, "AppData", "Roaming")
+    return env_folder(env, "XDG_CONFIG_HOME", home, ".config")
 
 
 def user_folders(env: Mapping[str, str], home: Path, platform: str | None = None) -> list[Path]:

@@ -45,6 +45,7 @@ from importers._common import (
     summarise_tool_call,
 )
 from importers._files import walk_files
+from importers._sqlite import connect, is_sqlite, json_value, table_names
 from importers._vscode import config_root
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from importers.cursor_store import (
@@ -52,13 +53,10 @@ from importers.cursor_store import (
     COMPOSERS,
     DB_NAME,
     composer_headers,
-    connect,
     context_files,
     header_names,
     item,
     listed_composers,
-    load,
-    table_names,
     why_empty,
     workspace_projects,
 )
@@ -89,7 +87,7 @@ class CursorImporter(AgentLogImporter):
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
-            return path.suffix == ".vscdb" and _is_sqlite(path)
+            return path.suffix == ".vscdb" and is_sqlite(path)
         return path.is_dir() and any(f.name == DB_NAME for f in walk_files(path, 2))
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
@@ -137,14 +135,6 @@ class CursorImporter(AgentLogImporter):
             raise SourceError(f"none of the Cursor databases under {path} could be opened")
 
 
-def _is_sqlite(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
-
-
 def _read_database(
     connection: sqlite3.Connection,
     projects: dict[str, str],
@@ -158,7 +148,7 @@ def _read_database(
         rows = connection.execute("SELECT key, value FROM cursorDiskKV WHERE key LIKE 'composerData:%'")
         for key, value in rows.fetchall():
             composer_id = str(key).split(":", 1)[1]
-            data = load(value)
+            data = json_value(value)
             if isinstance(data, dict) and not as_str(data.get("name")) and names.get(composer_id):
                 data["name"] = names[composer_id]  # Cursor 2026 keeps the name in its global list
             try:
@@ -180,7 +170,7 @@ def _read_database(
             except RECORD_ERRORS as exc:
                 report.skip(f"{where}, composer {composer_id}", f"malformed composer: {exc}")
         row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (CHATDATA,)).fetchone()
-        for number, tab in enumerate(as_list(as_dict(load(row[0] if row else None)).get("tabs")), start=1):
+        for number, tab in enumerate(as_list(as_dict(json_value(row[0] if row else None)).get("tabs")), start=1):
             try:
                 yield _tab(as_dict(tab), projects.get(""), report, unknown)
             except Unusable as exc:
@@ -208,7 +198,7 @@ def _composer(
         row = connection.execute(
             "SELECT value FROM cursorDiskKV WHERE key = ?", (f"bubbleId:{composer_id}:{bubble_id}",)
         ).fetchone()
-        body = as_dict(load(row[0]) if row else None)
+        body = as_dict(json_value(row[0]) if row else None)
         if not body:
             missing += 1
             continue

@@ -8,12 +8,12 @@ its folder's URI)."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from importers._common import as_dict, as_id, as_list, as_str
+from importers._sqlite import connect, json_value, table_names
 from importers._vscode import uri_path, workspace_folder
 
 DB_NAME = "state.vscdb"
@@ -23,35 +23,9 @@ HEADERS = "composer.composerHeaders"
 _PROMPT_HISTORY = ("aiService.prompts", "aiService.generations")
 
 
-def connect(database: Path) -> sqlite3.Connection:
-    uri = database.resolve().as_uri() + "?mode=ro"
-    try:
-        connection = sqlite3.connect(uri, uri=True, timeout=0.5)  # a lock held longer: read a snapshot
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
-    except sqlite3.OperationalError:
-        # Locked by a running Cursor: read the file as it is, without taking locks.
-        connection = sqlite3.connect(uri + "&immutable=1", uri=True)
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
-
-
-def table_names(connection: sqlite3.Connection) -> set[str]:
-    return {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
-def load(value: object) -> Any:
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    try:
-        return json.loads(value) if isinstance(value, str) else None
-    except (ValueError, RecursionError):
-        return None
-
-
 def item(connection: sqlite3.Connection, key: str) -> dict[str, Any]:
     row = connection.execute("SELECT value FROM ItemTable WHERE key = ?", (key,)).fetchone()
-    return as_dict(load(row[0] if row else None))
+    return as_dict(json_value(row[0] if row else None))
 
 
 def why_empty(connection: sqlite3.Connection) -> str:
@@ -147,5 +121,5 @@ def _workspace_composers(database: Path) -> list[str]:
             connection.close()
     except sqlite3.Error:
         return []
-    composers = as_list(as_dict(load(row[0] if row else None)).get("allComposers"))
+    composers = as_list(as_dict(json_value(row[0] if row else None)).get("allComposers"))
     return [as_id(as_dict(composer).get("composerId")) for composer in composers if isinstance(composer, dict)]

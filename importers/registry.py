@@ -20,13 +20,19 @@ from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
 from importers.cline import ClineImporter
 from importers.codex import CodexImporter
+from importers.continue_dev import ContinueImporter
 from importers.copilot_chat import CopilotChatImporter
+from importers.crush import CrushImporter
 from importers.cursor import CursorImporter
 from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
+from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo_code import KiloCodeImporter
+from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.plain import PlainImporter
+from importers.qwen_code import QwenCodeImporter
 from importers.roo_code import RooCodeImporter
+from importers.zed import ZedImporter
 from storage.models import Conversation
 
 __all__ = [
@@ -42,36 +48,33 @@ __all__ = [
     "without_opted_out",
 ]
 
-_CLAUDE_CODE, _CODEX, _GEMINI, _CURSOR, _AIDER = (
+# Every agent whose logs sync finds on this machine by itself, one line each, in the order a folder
+# given to sync is tried.
+AGENT_LOGS: list[AgentLogImporter] = [
+    # Before Claude Code: Qwen Code's records would pass Claude Code's looser test.
+    OpenCodeImporter(),
+    OpenCodeFilesImporter(),
+    QwenCodeImporter(),
+    ContinueImporter(),
+    CrushImporter(),
+    GooseImporter(),
+    GooseFilesImporter(),
+    ZedImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),
-    CursorImporter(),
     AiderImporter(),
-)
-# Agents of the VS Code family, and Cursor's own agent outside its editor; tried before Cursor's
-# databases, since a VS Code folder holds state.vscdb files too.
-_VSCODE_AGENTS: list[AgentLogImporter] = [
+    # Before Cursor's databases: a VS Code folder holds state.vscdb files too.
     CopilotChatImporter(),
     ClineImporter(),
     RooCodeImporter(),
     KiloCodeImporter(),
     CursorAgentImporter(),
+    CursorImporter(),
 ]
-# The formats sync finds on this machine by itself, in the order a folder given to sync is tried.
-AGENT_LOGS: list[AgentLogImporter] = [_CLAUDE_CODE, _CODEX, _GEMINI, _AIDER, *_VSCODE_AGENTS, _CURSOR]
-# Each format once, in the order detection tries them.
-IMPORTERS: list[Importer] = [
-    ClaudeImporter(),
-    ChatGPTImporter(),
-    _CLAUDE_CODE,
-    _CODEX,
-    _GEMINI,
-    *_VSCODE_AGENTS,
-    _CURSOR,
-    _AIDER,
-    PlainImporter(),
-]
+# Each format once, in the order detection tries them: the chat-app exports, the agents, and the
+# lenient plain format last.
+IMPORTERS: list[Importer] = [ClaudeImporter(), ChatGPTImporter(), *AGENT_LOGS, PlainImporter()]
 
 
 def names() -> list[str]:

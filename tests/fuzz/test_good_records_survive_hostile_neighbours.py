@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 import tempfile
 from collections.abc import Callable
@@ -19,6 +20,10 @@ from importers import registry
 from importers.base import ImportReport
 from storage.models import Conversation
 from tests.fuzz.strategies import damage, dumps, mutate
+from tests.importers.test_crush import crush_database
+from tests.importers.test_goose import goose_database
+from tests.importers.test_opencode import database_from_storage
+from tests.importers.test_zed import zed_database
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 IMPORTERS = FIXTURES / "importers"
@@ -183,6 +188,137 @@ def task_folders(seed: Path, extension: str) -> tuple[str, Writer, Neighbour]:
     return extension, good, hostile
 
 
+def hostile_json_text(text: str, data: st.DataObject) -> str:
+    """A JSON column's text, mutated as JSON or damaged as bytes."""
+    if data.draw(st.booleans(), label="damage bytes"):
+        return damage(text.encode(), data).decode("utf-8", "replace")
+    return dumps(mutate(json.loads(text), data, data.draw(st.integers(1, 3), label="mutations")))
+
+
+def session_rows(
+    fixture: str, build: Callable[[Path, Path], Path], layout: str, json_columns: tuple[str, ...]
+) -> tuple[str, Writer, Neighbour]:
+    """Crush and Goose: a database of sessions and their messages; the neighbour is one more session,
+    a copy of the first under an id of its own, with a message's JSON mutated."""
+    rows: dict[str, list[dict[str, Any]]] = json.loads((IMPORTERS / fixture).read_text())
+
+    def write(folder: Path, table: dict[str, list[dict[str, Any]]]) -> None:
+        fixtures = folder / "fixtures"
+        (fixtures / fixture).parent.mkdir(parents=True, exist_ok=True)
+        (fixtures / fixture).write_text(json.dumps(table))
+        (folder / layout).parent.mkdir(parents=True, exist_ok=True)
+        (folder / layout).unlink(missing_ok=True)
+        build(fixtures, folder / layout)
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        first = rows["sessions"][0]["id"]
+        session = {**rows["sessions"][0], "id": f"fa11-{first}"}
+        messages = [
+            {**{k: v for k, v in m.items() if k != "id"}, "session_id": session["id"]}
+            | ({"id": f"fa11-{m['id']}"} if "id" in m else {})
+            for m in rows["messages"]
+            if m["session_id"] == first
+        ]
+        message = data.draw(st.sampled_from(messages), label="message")
+        column = data.draw(st.sampled_from([c for c in json_columns if message.get(c)]), label="column")
+        message[column] = hostile_json_text(message[column], data)
+        write(folder, {"sessions": [*rows["sessions"], session], "messages": [*rows["messages"], *messages]})
+
+    return layout, lambda folder: write(folder, rows), hostile
+
+
+def zed() -> tuple[str, Writer, Neighbour]:
+    """Zed: a row per thread; the neighbour is a copy of the first thread, mutated, under an id of its own."""
+    rows: list[dict[str, Any]] = json.loads((IMPORTERS / "zed/threads.json").read_text())
+
+    def write(folder: Path, table: list[dict[str, Any]]) -> None:
+        (folder / "fixtures/zed").mkdir(parents=True, exist_ok=True)
+        (folder / "fixtures/zed/threads.json").write_text(json.dumps(table))
+        (folder / "threads/threads.db").unlink(missing_ok=True)
+        zed_database(folder / "fixtures", folder / "threads/threads.db")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        neighbour = json.loads(other_ids(json.dumps(rows[0])))
+        neighbour["thread"] = mutate(neighbour["thread"], data, data.draw(st.integers(1, 3), label="mutations"))
+        write(folder, [*rows, neighbour])
+
+    return "threads/threads.db", lambda folder: write(folder, rows), hostile
+
+
+_SHOP_SESSION = "ses_6a1f0c2b3ffeA1b2C3d4E5f6G7"
+
+
+def opencode_neighbour(storage: Path) -> list[Path]:
+    """A copy of one OpenCode session's files (session, messages, parts) under ids of their own."""
+
+    def renamed(text: str) -> str:
+        return text.replace(_SHOP_SESSION, "ses_6a1f0c2b3ffeFa11Fa11Fa11Fa").replace("_99a0", "_f11a")
+
+    copies = []
+    for file in sorted(storage.rglob("*.json")):
+        text = file.read_text(encoding="utf-8")
+        if (
+            _SHOP_SESSION in file.name
+            or (f'"{_SHOP_SESSION}"' in text and "message" in file.parts[-3:])
+            or (
+                file.parent.parent.name == "part"
+                and (storage / "message" / _SHOP_SESSION / f"{file.parent.name}.json").exists()
+            )
+        ):
+            target = storage / renamed(str(file.relative_to(storage)))
+        else:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(renamed(text), encoding="utf-8")
+        copies.append(target)
+    return copies
+
+
+def opencode_files() -> tuple[str, Writer, Neighbour]:
+    """OpenCode 0.4-1.1: a file per session, message and part; the neighbour is one more session."""
+    seed = IMPORTERS / "opencode/shapes/storage"
+
+    def good(folder: Path) -> None:
+        shutil.copytree(seed, folder / "storage")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        target = data.draw(st.sampled_from(opencode_neighbour(folder / "storage")), label="file")
+        target.write_bytes(hostile_json_text(target.read_text(encoding="utf-8"), data).encode("utf-8", "surrogatepass"))
+
+    return "storage", good, hostile
+
+
+def opencode() -> tuple[str, Writer, Neighbour]:
+    """OpenCode 1.2 on: `opencode.db`, laid out as its migration lays out the files; the neighbour is
+    one more session, one of whose rows holds hostile JSON."""
+    seed = IMPORTERS / "opencode/shapes/storage"
+    schema = IMPORTERS / "opencode/real-1.18/opencode.db"
+
+    def good(folder: Path) -> None:
+        shutil.copytree(seed, folder / "storage")
+        database_from_storage(folder / "storage", schema, folder / "opencode.db")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        opencode_neighbour(folder / "storage")
+        (folder / "opencode.db").unlink()
+        database_from_storage(folder / "storage", schema, folder / "opencode.db")
+        connection = sqlite3.connect(folder / "opencode.db")
+        with connection:
+            rows = connection.execute(
+                "SELECT 'message', id, data FROM message WHERE session_id LIKE '%Fa11%' "
+                "UNION ALL SELECT 'part', id, data FROM part WHERE session_id LIKE '%Fa11%' ORDER BY 1, 2"
+            ).fetchall()
+            for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+                table, row_id, text = data.draw(st.sampled_from(rows), label="row")
+                connection.execute(
+                    f"UPDATE {table} SET data = ? WHERE id = ?",
+                    (hostile_json_text(text, data).encode("utf-8", "surrogatepass"), row_id),
+                )
+        connection.close()
+
+    return "opencode.db", good, hostile
+
+
 def _one(pattern: str) -> Path:
     return next(IMPORTERS.glob(pattern))
 
@@ -223,6 +359,26 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         ".cursor/projects/home-ana-src-vite/agent-transcripts/7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.jsonl",
         "7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.jsonl",
     ),
+    "opencode": opencode,
+    "opencode-files": opencode_files,
+    "qwen-code": lambda: session_files(
+        _one("qwen-code/real-0.15/projects/*/chats/7c67c8af-*.jsonl"),
+        "projects/-home-a/chats/7c67c8af-d544-4d32-8085-4c32662f0b74.jsonl",
+        "7c67c8af-d544-4d32-8085-4c32662f0b74.jsonl",
+    ),
+    "continue": lambda: session_files(
+        _one("continue/shapes/sessions/6c1d2e3f-*.json"),
+        "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
+        "6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
+    ),
+    "crush": lambda: session_rows("crush/rows.json", crush_database, "project/.crush/crush.db", ("parts",)),
+    "goose": lambda: session_rows(
+        "goose/rows.json", goose_database, "sessions/sessions.db", ("content_json", "metadata_json")
+    ),
+    "goose-files": lambda: session_files(
+        IMPORTERS / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl", "20250310_100000.jsonl"
+    ),
+    "zed": zed,
 }
 
 

@@ -60,8 +60,24 @@ SEEDS: dict[str, tuple[Path, str]] = {
         "kilocode.kilo-code/tasks/0d4c3b2a/ui_messages.json",
     ),
     "plain": (FIXTURES / "corpus/chats.jsonl", "chats.jsonl"),
+    "opencode-files": (
+        next((IMPORTER_FIXTURES / "opencode/shapes/storage/session").rglob("ses_6a1f*.json")),
+        "storage/session/4b0e/ses_6a1f0c2b3ffeA1b2C3d4E5f6G7.json",
+    ),
+    "qwen-code": (
+        next((IMPORTER_FIXTURES / "qwen-code/shapes").rglob("3f0c*.jsonl")),
+        "projects/-home-a/chats/3f0c6b2e-5a1d-4c7e-9b8f-2d4e6a8c0b1d.jsonl",
+    ),
+    "continue": (
+        IMPORTER_FIXTURES / "continue/shapes/sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
+        "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
+    ),
+    "goose-files": (IMPORTER_FIXTURES / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl"),
 }
-FORMATS = [*SEEDS, "cursor"]
+# Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
+# above as `opencode-files`) and converts them with the same code, and so does Goose's (`goose-files`);
+# Crush's and Zed's broken rows are in their fixtures (tests/importers/test_crush.py, test_zed.py).
+FORMATS = [*SEEDS, "cursor", "opencode", "crush", "goose", "zed"]
 RUNS = settings(
     max_examples=8,
     deadline=None,

@@ -31,6 +31,15 @@ SOURCES = [
     "cursor-2026",
     "gemini-home/.gemini",
     "gemini-subagents/.gemini",
+    # More agents: files their tools wrote, and each version's shapes.
+    "opencode/real-1.18/opencode.db",
+    "opencode/real-1.1/storage",
+    "opencode/shapes/storage",
+    "qwen-code/real-0.15/projects",
+    "qwen-code/shapes/projects",
+    "continue/real-cn-1.5/sessions",
+    "continue/shapes/sessions",
+    "goose/sessions",
 ]
 
 

@@ -1,0 +1,192 @@
+"""Crush sessions: the SQLite database `crush.db` in each project's data folder (`<project>/.crush`
+unless `options.data_directory` says otherwise). Crush lists every project it has run in, with its
+data folder, in `projects.json` in its global data folder: `$CRUSH_GLOBAL_DATA`, else
+`$XDG_DATA_HOME/crush`, else `%LOCALAPPDATA%\\crush` on Windows and `~/.local/share/crush` elsewhere.
+
+Tables `sessions` (title, times in Unix seconds, `parent_session_id` for a sub-agent's task) and
+`messages` (role, `parts`: a JSON list of `{type, data}`). User and assistant text is the
+conversation; reasoning and finish markers are left out; tool calls become one short line and the
+`tool` messages' results another; a `!command` the user ran is kept as its command and output. The
+session Crush makes to generate a title (`title-<session id>`) is not a conversation. The project
+is the folder holding `.crush`, or the one `projects.json` names for the data folder.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from importers._common import (
+    RECORD_ERRORS,
+    Turn,
+    UnknownCounts,
+    Unusable,
+    as_dict,
+    as_id,
+    as_list,
+    as_str,
+    build_conversation,
+    count_unknown,
+    env_folder,
+    expand_home,
+    note_unknown,
+    parse_time,
+    summarise_tool_call,
+    summarise_tool_result,
+)
+from importers._files import read_regular, walk_files
+from importers._sqlite import connect, is_sqlite, table_names
+from importers.base import AgentLogImporter, ImportReport, SourceError
+from storage.models import Conversation, Role
+
+DB_NAME = "crush.db"
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "tool": "tool"}
+_SILENT_PARTS = {"reasoning", "finish"}
+_PLACEHOLDER_TITLES = {"Untitled Session", "New Session"}  # until Crush has generated one
+
+
+def global_data(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
+    """Crush's global data folder, which holds `projects.json`."""
+    for variable, below in (("CRUSH_GLOBAL_DATA", ""), ("XDG_DATA_HOME", "crush")):
+        configured = env.get(variable, "").strip()
+        if configured:
+            return expand_home(configured, home) / below
+    if platform.startswith(("win", "cygwin")):
+        return env_folder(env, "LOCALAPPDATA", home, "AppData", "Local") / "crush"
+    return home / ".local" / "share" / "crush"
+
+
+def _projects(registry: Path) -> list[tuple[Path, Path]]:
+    """(project folder, data folder) for each project in a `projects.json`."""
+    try:
+        listed = as_list(as_dict(json.loads(read_regular(registry).decode("utf-8", "replace"))).get("projects"))
+    except (OSError, ValueError, RecursionError):
+        return []
+    found = []
+    for entry in listed:
+        project, data = as_str(as_dict(entry).get("path")), as_str(as_dict(entry).get("data_dir"))
+        if project and data:
+            found.append((Path(project), Path(project) / data if not Path(data).is_absolute() else Path(data)))
+    return found
+
+
+class CrushImporter(AgentLogImporter):
+    name = "crush"
+    database = True
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [data / DB_NAME for _, data in _projects(global_data(env, home) / "projects.json")]
+
+    def session_files(self, folder: Path) -> list[Path]:
+        return sorted(f for f in walk_files(folder, 1) if f.name == DB_NAME) + sorted(
+            f for f in folder.glob(f".crush/{DB_NAME}") if f.is_file()
+        )
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return path.name == DB_NAME and is_sqlite(path)
+        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
+        report.format = self.name
+        databases = [path] if path.is_file() else self.session_files(path)
+        if not databases:
+            raise SourceError(f"no Crush database ({DB_NAME}) in {path} or its .crush folder")
+        unknown: UnknownCounts = {}
+        for database in databases:
+            where = str(database.relative_to(path)) if database != path else database.name
+            try:
+                connection = connect(database)
+            except sqlite3.Error as exc:
+                report.skip(where, f"cannot open the database: {exc}")
+                continue
+            try:
+                if not {"sessions", "messages"} <= table_names(connection):
+                    report.skip(where, "not a Crush database (no sessions and messages tables)")
+                    continue
+                project = _project(report.original(database))
+                yield from _read_database(connection, where, project, report, unknown)
+            except sqlite3.Error as exc:
+                report.skip(where, f"the database could not be read to the end: {exc}")
+            finally:
+                connection.close()
+        note_unknown(report, unknown)
+
+
+def _project(database: Path) -> str | None:
+    """The folder Crush ran in: the one holding `.crush`."""
+    data = database.parent
+    return str(data.parent) if data.name == ".crush" else None
+
+
+def _read_database(
+    connection: sqlite3.Connection, where: str, project: str | None, report: ImportReport, unknown: UnknownCounts
+) -> Iterator[Conversation]:
+    sessions = connection.execute("SELECT id, title, created_at, updated_at FROM sessions ORDER BY created_at, id")
+    for session_id, title, created, updated in sessions.fetchall():
+        if str(session_id).startswith("title-"):
+            continue  # Crush's own request for a title, not a conversation
+        try:
+            rows = connection.execute(
+                "SELECT id, role, parts, created_at FROM messages WHERE session_id = ? ORDER BY created_at, rowid",
+                (session_id,),
+            ).fetchall()
+            turns = [turn for row in rows for turn in _turns(*row, unknown=unknown)]
+            yield build_conversation(
+                id=f"crush:{session_id}",
+                source="crush",
+                turns=turns,
+                report=report,
+                title="" if as_str(title) in _PLACEHOLDER_TITLES else as_str(title),
+                created_at=parse_time(created),
+                updated_at=parse_time(updated),
+                project=project,
+            )
+        except Unusable as exc:
+            report.skip(f"{where}, session {session_id}", str(exc))
+        except RECORD_ERRORS as exc:
+            report.skip(f"{where}, session {session_id}", f"malformed session: {exc}")
+
+
+def _turns(message_id: object, role: object, parts: object, created: object, *, unknown: UnknownCounts) -> list[Turn]:
+    kind = as_str(role)
+    if kind not in _ROLES:
+        if kind != "system":
+            count_unknown(unknown, kind, "messages", "role")
+        return []
+    try:
+        loaded = json.loads(parts.decode("utf-8", "replace") if isinstance(parts, bytes) else as_str(parts))
+    except (ValueError, RecursionError):
+        raise Unusable(f"message {message_id} has unreadable parts") from None
+    key, when = as_id(message_id), parse_time(created)
+    lines: list[str] = []
+    turns: list[Turn] = []
+    for number, wrapper in enumerate(as_list(loaded)):
+        part_type, data = as_str(as_dict(wrapper).get("type")), as_dict(as_dict(wrapper).get("data"))
+        if part_type == "text":
+            lines.append(as_str(data.get("text")))
+        elif part_type == "tool_call":
+            lines.append(summarise_tool_call(as_str(data.get("name")), data.get("input")))
+        elif part_type == "tool_result":
+            text = summarise_tool_result(as_str(data.get("content")), error=bool(data.get("is_error")))
+            turns.append(Turn(f"{key}:{number}", "tool", text, when))
+        elif part_type in {"image_url", "binary"}:
+            lines.append(f"[file {as_str(data.get('Path')) or as_str(data.get('url'))[:80] or 'attached'}]")
+        elif part_type == "shell_command":
+            lines.append(f"$ {as_str(data.get('command'))}")
+            turns.append(Turn(f"{key}:{number}", "tool", summarise_tool_result(_shell_output(data)), when))
+        elif part_type not in _SILENT_PARTS:
+            count_unknown(unknown, part_type, "parts")
+    text = "\n\n".join(line for line in lines if line.strip())
+    own = [Turn(key, _ROLES[kind] if kind != "tool" else "tool", text, when)] if text.strip() else []
+    return own + turns
+
+
+def _shell_output(data: dict[str, Any]) -> str:
+    output = as_str(data.get("output"))
+    code = data.get("exit_code")
+    return f"{output}\n(exit {code})" if isinstance(code, int) and code else output

@@ -4,6 +4,7 @@ chats a delete committed to (`storage.hiding`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -100,12 +101,25 @@ def store_stats(source: ChatSource, home: Path, model: str) -> StoreStats:
     )
 
 
+_SEPARATORS = re.compile(r"[\\/]")
+
+
+def folder_name(project: str) -> str:
+    """The last folder of a workspace path, whichever platform wrote it; a plain name as it is."""
+    return _SEPARATORS.split(project.rstrip("\\/"))[-1]
+
+
 def project_spellings(source: ChatSource, project: str | None) -> tuple[str, ...] | None:
-    """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject)."""
+    """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject).
+
+    A name without a folder separator also matches the workspaces of that folder name, as the
+    agents show them (`vite` is `/home/ana/src/vite` and Cursor's `c:\\Users\\ana\\vite`)."""
     if project is None:
         return None
     known = source.column_counts("project")
-    names = tuple(sorted(p for p in known if p.casefold() == project.casefold()))
+    wanted = project.casefold()
+    bare = not _SEPARATORS.search(project)
+    names = tuple(sorted(p for p in known if p.casefold() == wanted or (bare and folder_name(p).casefold() == wanted)))
     if not names:
         raise UnknownProject(project, sorted(known, key=str.casefold))
     return names

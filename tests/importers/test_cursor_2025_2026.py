@@ -60,6 +60,9 @@ def test_cursor_a_windows_workspace_is_its_folder_as_cursor_shows_it(may_2025: P
 
     assert imported.chat(MAY_2025).project == WINDOWS_VITE
     assert imported.library.recent(project=WINDOWS_VITE.upper()).chats[0].uri == MAY_2025
+    # `--project vite`: the folder name the editor shows finds the workspace's chats
+    assert [c.uri for c in imported.library.recent(project="vite").chats] == [MAY_2025]
+    assert imported.library.resolve_project("Vite") == (WINDOWS_VITE,)
 
 
 def test_cursor_a_workspace_whose_chats_came_from_the_global_database_is_not_skipped(

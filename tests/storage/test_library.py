@@ -76,6 +76,22 @@ def test_a_shortened_conversation_keeps_no_row_of_what_it_lost(library: Library)
     assert stored_rows(library, "bread")  # the other chats untouched
 
 
+def test_a_project_is_found_by_its_folder_name_on_every_platform(tmp_path: Path) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    projects = {
+        "posix": "/home/ana/src/vite",
+        "windows": "c:\\Users\\ana\\vite\\",
+        "named": "vite",
+        "other": "/srv/vite-docs",
+    }
+    library.import_conversations([conversation(cid, ["the dev server"], project=p) for cid, p in projects.items()])
+
+    assert set(library.resolve_project("VITE") or ()) == {projects["posix"], projects["windows"], "vite"}
+    assert library.resolve_project("/home/ana/src/vite") == ("/home/ana/src/vite",)  # a path: that path only
+    with pytest.raises(UnknownProject):
+        library.resolve_project("src/vite")
+
+
 def test_embedding_waiting_passages_rewrites_them_in_place(tmp_path: Path) -> None:
     library = Library.open(tmp_path / "store", embedder=HashEmbedder())
     library.import_conversations(CHATS, embed=False)

@@ -51,7 +51,7 @@ from importers._common import (
     build_conversation,
     convert_each,
     count_unknown,
-    expand_home,
+    env_folder,
     note_unknown,
     parse_time,
     result_text,
@@ -91,8 +91,7 @@ _SUMMARY_HEAD = 65536
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     """Where Claude Code keeps transcripts: `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`."""
-    configured = env.get("CLAUDE_CONFIG_DIR", "").strip()
-    return [(expand_home(configured, home) if configured else home / ".claude") / "projects"]
+    return [env_folder(env, "CLAUDE_CONFIG_DIR", home, ".claude") / "projects"]
 
 
 class ClaudeCodeImporter(AgentLogImporter):

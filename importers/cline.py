@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from importers._common import as_dict, as_list, as_str, expand_home
+from importers._common import as_dict, as_list, as_str, env_folder, expand_home
 from importers._task_folders import TaskFolderImporter, first_request, read_json, workspace_in_environment
 
 HISTORY = Path("state") / "taskHistory.json"
@@ -25,8 +25,7 @@ def data_folder(env: Mapping[str, str], home: Path) -> Path:
     """Where Cline's CLI and JetBrains hosts keep their data: `$CLINE_DATA_DIR`, `$CLINE_DIR/data`, `~/.cline/data`."""
     if env.get("CLINE_DATA_DIR", "").strip():
         return expand_home(env["CLINE_DATA_DIR"], home)
-    cline_dir = env.get("CLINE_DIR", "").strip()
-    return (expand_home(cline_dir, home) if cline_dir else home / ".cline") / "data"
+    return env_folder(env, "CLINE_DIR", home, ".cline") / "data"
 
 
 class ClineImporter(TaskFolderImporter):

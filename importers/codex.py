@@ -25,7 +25,7 @@ from importers._common import (
     build_conversation,
     convert_each,
     count_unknown,
-    expand_home,
+    env_folder,
     note_unknown,
     parse_time,
     summarise_tool_call,
@@ -48,8 +48,7 @@ _TOOL_OUTPUTS = {"function_call_output", "custom_tool_call_output"}
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     """`$CODEX_HOME/sessions` and `$CODEX_HOME/archived_sessions` (CODEX_HOME defaults to `~/.codex`)."""
-    configured = env.get("CODEX_HOME", "").strip()
-    codex_home = expand_home(configured, home) if configured else home / ".codex"
+    codex_home = env_folder(env, "CODEX_HOME", home, ".codex")
     return [codex_home / "sessions", codex_home / "archived_sessions"]
 
 

@@ -32,7 +32,7 @@ from importers._common import (
     build_conversation,
     convert_each,
     count_unknown,
-    expand_home,
+    env_folder,
     note_unknown,
     parse_time,
     summarise_tool_call,
@@ -51,8 +51,7 @@ class ContinueImporter(AgentLogImporter):
     name = "continue"
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        configured = env.get("CONTINUE_GLOBAL_DIR", "").strip()
-        return [(expand_home(configured, home) if configured else home / ".continue") / "sessions"]
+        return [env_folder(env, "CONTINUE_GLOBAL_DIR", home, ".continue") / "sessions"]
 
     def session_files(self, folder: Path) -> list[Path]:
         root = folder / "sessions" if (folder / "sessions").is_dir() else folder

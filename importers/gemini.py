@@ -31,7 +31,7 @@ from importers._common import (
     build_conversation,
     convert_each,
     count_unknown,
-    expand_home,
+    env_folder,
     note_unknown,
     parse_time,
     summarise_tool_call,
@@ -49,9 +49,7 @@ _HASH_FIELD = re.compile(r'"projectHash"\s*:\s*"([0-9a-f]{64})"')
 
 def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
     """`~/.gemini/tmp`; `GEMINI_CLI_HOME` replaces the home directory that holds `.gemini`."""
-    configured = env.get("GEMINI_CLI_HOME", "").strip()
-    base = expand_home(configured, home) if configured else home
-    return [base / ".gemini" / "tmp"]
+    return [env_folder(env, "GEMINI_CLI_HOME", home) / ".gemini" / "tmp"]
 
 
 class GeminiImporter(AgentLogImporter):

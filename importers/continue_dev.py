@@ -19,7 +19,6 @@ import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from importers._common import (
     Turn,
@@ -39,6 +38,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import file_time, read_head, read_regular
+from importers._vscode import file_uri_path
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
@@ -98,16 +98,6 @@ def _index(file: Path) -> dict[str, dict[str, Any]]:
     return {as_id(as_dict(e).get("sessionId")): as_dict(e) for e in as_list(entries) if as_dict(e).get("sessionId")}
 
 
-def workspace_path(value: str) -> str:
-    """A workspace folder as a path: VS Code gives URIs (`file:///c%3A/src/app` on Windows)."""
-    if not value.startswith("file:"):
-        return value
-    path = unquote(urlparse(value).path)
-    if len(path) > 2 and path[0] == "/" and path[2] == ":":  # /c:/src/app
-        path = path[1].upper() + path[2:].replace("/", "\\")
-    return path
-
-
 def _convert(
     file: Path, index: dict[str, dict[str, Any]], report: ImportReport, unknown: UnknownCounts
 ) -> Conversation:
@@ -131,7 +121,7 @@ def _convert(
         report=report,
         title="" if title.strip() in _PLACEHOLDER_TITLES else title,
         created_at=parse_time(listed.get("dateCreated")),
-        project=workspace_path(as_str(session.get("workspaceDirectory")) or as_str(listed.get("workspaceDirectory")))
+        project=file_uri_path(as_str(session.get("workspaceDirectory")) or as_str(listed.get("workspaceDirectory")))
         or None,
         url=report.original(file).as_uri(),
         fallback_time=file_time(file),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -22,15 +22,45 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pastchats.embedding")
 
 
-def embed_with_progress(library: Library, *, show: bool = True) -> int:
-    """Embed what awaits it, with done/total and an ETA on stderr; raises ClickException on failure."""
+class EmbeddingCount:
+    """Passages embedded so far, between `embed_pending`'s reports (one a committed batch of ~500):
+    those committed, plus those the model has run since (an embedder that counts its runs, as
+    `FastEmbedder.documents_embedded` does). Reading the count takes no turn at the model."""
+
+    def __init__(self, library: Library, total: int):
+        self._embedder = library.embedder
+        self.committed, self.total, self._ran_then = 0, total, self._ran()
+
+    def _ran(self) -> int:
+        return int(getattr(self._embedder, "documents_embedded", 0))
+
+    def committed_batch(self, done: int, total: int) -> None:
+        self.committed, self.total, self._ran_then = done, total, self._ran()
+
+    def now(self) -> tuple[int, int | None]:
+        return min(self.committed + self._ran() - self._ran_then, self.total), self.total
+
+
+def embed_with_progress(
+    library: Library, *, show: bool = True, stream: TextIO | None = None, every: float | None = None
+) -> int:
+    """Embed what awaits it, with done/total, elapsed time and an ETA on stderr (`stream`, a line every
+    `every` seconds off a terminal: `server.progress`); raises ClickException on failure."""
     from storage.library import StoreError
 
-    if library.embedder is None or library.pending_embeddings() == 0:
+    waiting = library.pending_embeddings() if library.embedder is not None else 0
+    if not waiting:
         return 0
-    with progress("embedding passages", "passages", enabled=show) as report:
+    count = EmbeddingCount(library, waiting)
+    with progress("embedding passages", "passages", enabled=show, stream=stream, poll=count.now, every=every) as report:
+
+        def committed(done: int, total: int) -> None:
+            count.committed_batch(done, total)
+            if report is not None:
+                report(done, total)
+
         try:
-            return library.embed_pending(progress=report)
+            return library.embed_pending(progress=committed)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
 

@@ -145,6 +145,20 @@ def reading(settings: Settings) -> Iterator[Library]:
 
 
 @contextmanager
+def searching(settings: Settings) -> Iterator[Library]:
+    """The store for `search`, opened as the server opens it: the model loads on its own thread while
+    the store opens, and LanceDB only when opening has something to repair (a cold search pays for
+    neither the sum of the two nor LanceDB's import)."""
+    from server import wiring
+
+    library = wiring.open_for_serving(settings)
+    try:
+        yield library
+    finally:
+        library.close()
+
+
+@contextmanager
 def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""
     from server import wiring

@@ -65,18 +65,23 @@ def embed_with_progress(
             raise click.ClickException(str(exc)) from None
 
 
-def embed_awaiting(settings: Settings) -> None:
-    """After `model install`: embed the store's waiting passages, if it has any."""
+def embed_awaiting(settings: Settings, *, show: bool = True, say: bool = True) -> int:
+    """After `model install`: embed the store's waiting passages, if it has any; how many. `show`:
+    progress on stderr; `say`: a line on what changed for search."""
     from server.cli.common import opened
 
     with opened(settings) as library:
-        done = embed_with_progress(library)
-    if done:
-        click.echo(f"Embedded {done} passage(s) that awaited the model; search is hybrid again.")
+        info = library.stats()
+        done = embed_with_progress(library, show=show)
+    if done and say:
+        # "again" only for a store that had vectors before (its model went missing for a while)
+        hybrid = "again" if info.chunks > info.awaiting_embeddings else "now: by meaning as well as by keywords"
+        click.echo(f"Embedded {done} passage(s) that awaited the model; search is hybrid {hybrid}.")
+    return done
 
 
-def switch_model(settings: Settings, name: str) -> None:
-    """`model use NAME`: re-embed every passage with the new model, with progress."""
+def switch_model(settings: Settings, name: str, *, show: bool = True, say: bool = True) -> int:
+    """`model use NAME`: re-embed every passage with the new model, with progress; how many."""
     from server.cli.common import opened
     from server.settings import derived_models_dir
     from storage.embedding.embedder import EmbedderUnavailable, FastEmbedder
@@ -86,12 +91,15 @@ def switch_model(settings: Settings, name: str) -> None:
         embedder = FastEmbedder(name, settings.model_cache, derived_dir=derived_models_dir())
     except EmbedderUnavailable as exc:
         raise click.ClickException(str(exc)) from None
-    with opened(settings, model=False) as library, progress("re-embedding passages", "passages") as report:
+    showing = progress("re-embedding passages", "passages", enabled=show)
+    with opened(settings, model=False) as library, showing as report:
         try:
             count = library.switch_model(embedder, report)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
-    click.echo(f"The store now uses {name}: {count} passage(s) embedded.")
+    if say:
+        click.echo(f"The store now uses {name}: {count} passage(s) embedded.")
+    return count
 
 
 class BackgroundEmbedding:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from storage.defaults import DEFAULT_MODEL
+from storage.defaults import DEFAULT_MODEL, install_hint
 from storage.embedding.model_files import ModelError, describe, installed_path, route_fastembed_logs
 from storage.errors import EmbedderUnavailable
 
@@ -182,7 +182,7 @@ class FastEmbedder:
             where = f" from {cache_dir}" if cache_dir is not None else ""
             raise EmbedderUnavailable(
                 f"cannot load embedding model {model_name}{where}: not installed or incomplete "
-                f"(install it with `pastchats model install {model_name}`)"
+                f"(install it with {install_hint(model_name)})"
             ) from exc
 
     @property

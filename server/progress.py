@@ -54,6 +54,8 @@ class PlainProgress:
             share = f" ({100 * self.done // self.total_known}%), {clock_text(elapsed)} elapsed"
             eta = eta_text(self.done, self.total_known, elapsed)
             return f"{self.label}: {self.done}/{self.total_known} {self.unit}{share}{eta}"
+        if not self.done:  # work that counts nothing (yet): how long it has taken
+            return f"{self.label}: {clock_text(elapsed)} elapsed"
         return f"{self.label}: {self.done} {self.unit}, {clock_text(elapsed)} elapsed"
 
     def update(self, done: int, total: int | None) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from server.progress import progress
+from server.progress import Report, progress
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -27,18 +27,26 @@ class EmbeddingCount:
     those committed, plus those the model has run since (an embedder that counts its runs, as
     `FastEmbedder.documents_embedded` does). Reading the count takes no turn at the model."""
 
-    def __init__(self, library: Library, total: int):
-        self._embedder = library.embedder
+    def __init__(self, embedder: object, total: int | None):
+        self._embedder = embedder
         self.committed, self.total, self._ran_then = 0, total, self._ran()
 
     def _ran(self) -> int:
         return int(getattr(self._embedder, "documents_embedded", 0))
 
-    def committed_batch(self, done: int, total: int) -> None:
-        self.committed, self.total, self._ran_then = done, total, self._ran()
+    def relay(self, report: Report | None) -> Callable[[int, int], None]:
+        """`embed_pending`'s callback: notes each committed batch, and passes it on to `report`."""
+
+        def committed(done: int, total: int) -> None:
+            self.committed, self.total, self._ran_then = done, total, self._ran()
+            if report is not None:
+                report(done, total)
+
+        return committed
 
     def now(self) -> tuple[int, int | None]:
-        return min(self.committed + self._ran() - self._ran_then, self.total), self.total
+        done = self.committed + self._ran() - self._ran_then
+        return (done if self.total is None else min(done, self.total)), self.total
 
 
 def embed_with_progress(
@@ -51,16 +59,10 @@ def embed_with_progress(
     waiting = library.pending_embeddings() if library.embedder is not None else 0
     if not waiting:
         return 0
-    count = EmbeddingCount(library, waiting)
+    count = EmbeddingCount(library.embedder, waiting)
     with progress("embedding passages", "passages", enabled=show, stream=stream, poll=count.now, every=every) as report:
-
-        def committed(done: int, total: int) -> None:
-            count.committed_batch(done, total)
-            if report is not None:
-                report(done, total)
-
         try:
-            return library.embed_pending(progress=committed)
+            return library.embed_pending(progress=count.relay(report))
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
 
@@ -91,10 +93,11 @@ def switch_model(settings: Settings, name: str, *, show: bool = True, say: bool 
         embedder = FastEmbedder(name, settings.model_cache, derived_dir=derived_models_dir())
     except EmbedderUnavailable as exc:
         raise click.ClickException(str(exc)) from None
-    showing = progress("re-embedding passages", "passages", enabled=show)
+    running = EmbeddingCount(embedder, None)  # the total is known at the first committed batch
+    showing = progress("re-embedding passages", "passages", enabled=show, poll=running.now)
     with opened(settings, model=False) as library, showing as report:
         try:
-            count = library.switch_model(embedder, report)
+            count = library.switch_model(embedder, running.relay(report))
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
     if say:

@@ -1,7 +1,7 @@
 """Wall time of CLI commands a new user runs first, against a bare interpreter start in the same run.
 
     uv run python -m bench.cli_startup --repeats 15 [--baseline-repo ../main] [--model-cache DIR]
-                                        [--store DIR]
+                                        [--store DIR] [--only search stats ...]
 
 Each round runs every command once, in the same order (so machine noise hits them alike); medians
 and p95 over the rounds, of wall time and of CPU time (user + system: less sensitive to a busy
@@ -33,6 +33,7 @@ CLI = "import sys; sys.path.insert(0, {repo!r}); from server.cli import main; sy
 
 def commands(home: Path, missing: Path, uri: str, plain: Path) -> dict[str, list[str]]:
     return {
+        "search": ["--home", str(home), "search", "monstera yellow leaves"],
         "stats": ["--home", str(home), "stats"],
         "recent": ["--home", str(home), "recent"],
         "read": ["--home", str(home), "read", uri],
@@ -106,6 +107,7 @@ def main() -> None:
     parser.add_argument("--baseline-repo", type=Path, help="also time this checkout's code (e.g. ../main)")
     parser.add_argument("--model-cache", type=Path, help="a fastembed cache holding the model")
     parser.add_argument("--store", type=Path, help="time against a copy of this store instead of the sample")
+    parser.add_argument("--only", nargs="+", metavar="COMMAND", help="time only these commands")
     args = parser.parse_args()
 
     repo = Path(__file__).resolve().parents[1]
@@ -138,6 +140,8 @@ def main() -> None:
     scratch: dict[str, Path] = {}  # the commands run on a copy of this store
     for label, checkout in variants.items():
         for name, argv in commands(homes[label], work / "missing.json", uri, plain).items():
+            if args.only and name not in args.only:
+                continue
             argv = [arg.replace("{project}", project or "") for arg in argv]
             runs[f"{name} [{label}]"] = [python_of(checkout), "-c", CLI.format(repo=str(checkout)), *argv]
             if name in CHANGES:

@@ -33,8 +33,8 @@ class Check:
 
 
 def check_model(settings: Settings) -> Check:
-    from server.cli.common import install_hint
     from server.cli.model import model_report
+    from storage.defaults import install_hint
 
     report = model_report(settings)
     fix = install_hint(report["model"])

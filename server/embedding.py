@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from server.progress import progress
+from server.progress import Report, progress
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -22,31 +22,68 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pastchats.embedding")
 
 
-def embed_with_progress(library: Library, *, show: bool = True) -> int:
-    """Embed what awaits it, with done/total and an ETA on stderr; raises ClickException on failure."""
+class EmbeddingCount:
+    """Passages embedded so far, between `embed_pending`'s reports (one a committed batch of ~500):
+    those committed, plus those the model has run since (an embedder that counts its runs, as
+    `FastEmbedder.documents_embedded` does). Reading the count takes no turn at the model."""
+
+    def __init__(self, embedder: object, total: int | None):
+        self._embedder = embedder
+        self.committed, self.total, self._ran_then = 0, total, self._ran()
+
+    def _ran(self) -> int:
+        return int(getattr(self._embedder, "documents_embedded", 0))
+
+    def relay(self, report: Report | None) -> Callable[[int, int], None]:
+        """`embed_pending`'s callback: notes each committed batch, and passes it on to `report`."""
+
+        def committed(done: int, total: int) -> None:
+            self.committed, self.total, self._ran_then = done, total, self._ran()
+            if report is not None:
+                report(done, total)
+
+        return committed
+
+    def now(self) -> tuple[int, int | None]:
+        done = self.committed + self._ran() - self._ran_then
+        return (done if self.total is None else min(done, self.total)), self.total
+
+
+def embed_with_progress(
+    library: Library, *, show: bool = True, stream: TextIO | None = None, every: float | None = None
+) -> int:
+    """Embed what awaits it, with done/total, elapsed time and an ETA on stderr (`stream`, a line every
+    `every` seconds off a terminal: `server.progress`); raises ClickException on failure."""
     from storage.library import StoreError
 
-    if library.embedder is None or library.pending_embeddings() == 0:
+    waiting = library.pending_embeddings() if library.embedder is not None else 0
+    if not waiting:
         return 0
-    with progress("embedding passages", "passages", enabled=show) as report:
+    count = EmbeddingCount(library.embedder, waiting)
+    with progress("embedding passages", "passages", enabled=show, stream=stream, poll=count.now, every=every) as report:
         try:
-            return library.embed_pending(progress=report)
+            return library.embed_pending(progress=count.relay(report))
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
 
 
-def embed_awaiting(settings: Settings) -> None:
-    """After `model install`: embed the store's waiting passages, if it has any."""
+def embed_awaiting(settings: Settings, *, show: bool = True, say: bool = True) -> int:
+    """After `model install`: embed the store's waiting passages, if it has any; how many. `show`:
+    progress on stderr; `say`: a line on what changed for search."""
     from server.cli.common import opened
 
     with opened(settings) as library:
-        done = embed_with_progress(library)
-    if done:
-        click.echo(f"Embedded {done} passage(s) that awaited the model; search is hybrid again.")
+        info = library.stats()
+        done = embed_with_progress(library, show=show)
+    if done and say:
+        # "again" only for a store that had vectors before (its model went missing for a while)
+        hybrid = "again" if info.chunks > info.awaiting_embeddings else "now: by meaning as well as by keywords"
+        click.echo(f"Embedded {done} passage(s) that awaited the model; search is hybrid {hybrid}.")
+    return done
 
 
-def switch_model(settings: Settings, name: str) -> None:
-    """`model use NAME`: re-embed every passage with the new model, with progress."""
+def switch_model(settings: Settings, name: str, *, show: bool = True, say: bool = True) -> int:
+    """`model use NAME`: re-embed every passage with the new model, with progress; how many."""
     from server.cli.common import opened
     from server.settings import derived_models_dir
     from storage.embedding.embedder import EmbedderUnavailable, FastEmbedder
@@ -56,12 +93,16 @@ def switch_model(settings: Settings, name: str) -> None:
         embedder = FastEmbedder(name, settings.model_cache, derived_dir=derived_models_dir())
     except EmbedderUnavailable as exc:
         raise click.ClickException(str(exc)) from None
-    with opened(settings, model=False) as library, progress("re-embedding passages", "passages") as report:
+    running = EmbeddingCount(embedder, None)  # the total is known at the first committed batch
+    showing = progress("re-embedding passages", "passages", enabled=show, poll=running.now)
+    with opened(settings, model=False) as library, showing as report:
         try:
-            count = library.switch_model(embedder, report)
+            count = library.switch_model(embedder, running.relay(report))
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
-    click.echo(f"The store now uses {name}: {count} passage(s) embedded.")
+    if say:
+        click.echo(f"The store now uses {name}: {count} passage(s) embedded.")
+    return count
 
 
 class BackgroundEmbedding:

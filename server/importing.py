@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib.resources import as_file, files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from importers import registry
 from importers.sources.report import SourceSummary
@@ -27,13 +27,16 @@ def sample_path() -> Iterator[Path]:
 
 
 @contextmanager
-def progress_reporter(enabled: bool, label: str) -> Iterator[Callable[[IngestProgress], None] | None]:
-    """Chats read so far, on stderr (a live line on a terminal, periodic lines elsewhere).
+def progress_reporter(
+    enabled: bool, label: str, *, stream: TextIO | None = None, every: float | None = None
+) -> Iterator[Callable[[IngestProgress], None] | None]:
+    """Chats read so far and the time taken, on stderr (`stream`): a live line on a terminal, a line
+    every `every` seconds elsewhere, through the indexing that ends the import as well.
 
     A streamed source's total is not known until it has been read; the embedding that follows shows
     done/total and an ETA.
     """
-    with progress(f"importing {label}", "chats", enabled=enabled) as report:
+    with progress(f"importing {label}", "chats", enabled=enabled, stream=stream, every=every) as report:
         if report is None:
             yield None
             return

@@ -141,6 +141,7 @@ class SetupResult:
     changed: bool
     backup: Path | None
     entry: dict[str, Any]
+    replaced: bool = False  # an entry of ours was there, and differed
 
 
 def write_entry(client: str, path: Path, ours: dict[str, Any], now: datetime | None = None) -> SetupResult:
@@ -149,6 +150,8 @@ def write_entry(client: str, path: Path, ours: dict[str, Any], now: datetime | N
     updated = merged(client, config, ours)
     if path.exists() and updated == config:
         return SetupResult(path, False, None, ours)
+    servers = config.get(CLIENTS[client].servers_key)
+    replaced = isinstance(servers, dict) and SERVER_NAME in servers
     target = path.resolve() if path.is_symlink() else path  # a config kept elsewhere (dotfiles) stays there
     make_folder(target.parent)
     try:
@@ -161,7 +164,7 @@ def write_entry(client: str, path: Path, ours: dict[str, Any], now: datetime | N
         backup = target.with_name(f"{target.name}.{stamp}.bak")
         _write_like(backup, target.read_bytes(), original)
     _write_like(target, (json.dumps(updated, indent=2, ensure_ascii=False) + "\n").encode(), original)
-    return SetupResult(path, True, backup, ours)
+    return SetupResult(path, True, backup, ours, replaced)
 
 
 def _write_like(target: Path, data: bytes, like: os.stat_result | None) -> None:

@@ -143,8 +143,7 @@ def serve(server: MCPServer[Any], settings: Settings, transport: Transport) -> N
     check_binding(settings)
     import uvicorn
 
-    path = "/sse" if transport == "sse" else "/mcp"
-    logger.warning("pastchats listening on http://%s:%d%s", settings.host, settings.port, path)
+    # `pastchats serve` has said where it listens, once and plainly, before the store opened
     config = uvicorn.Config(
         http_app(server, settings, transport),
         host=settings.host,

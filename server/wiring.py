@@ -113,7 +113,8 @@ def open_for_reading(settings: Settings) -> Library:
 
 
 def open_for_serving(settings: Settings) -> Library:
-    """The library as the server needs it, ready for the first search as early as possible.
+    """The library as the server (and `pastchats search`) needs it, ready for the first search as early
+    as possible.
 
     The model loads on its own thread while the store opens, so a first search waits for the slower
     of the two, not their sum. LanceDB is opened only when opening has something to repair (a crashed

@@ -101,3 +101,18 @@ def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
         return Library.open(settings.home, embedder=HashEmbedder(), redaction=redaction_from(settings))
 
     monkeypatch.setattr("server.wiring.open_library", open_library)
+    with_hash_model(monkeypatch)
+
+
+def with_hash_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model `search` (and the server) load while the store opens: the fast test embedder."""
+    from storage.embedding.embedder import HashEmbedder
+
+    class HashModel:
+        def __init__(self, *_: object) -> None:
+            pass
+
+        def result(self) -> tuple[HashEmbedder, None]:
+            return HashEmbedder(), None
+
+    monkeypatch.setattr("server.wiring.ModelLoad", HashModel)

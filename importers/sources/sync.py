@@ -197,7 +197,8 @@ class Syncer:
             report.files_failed.append(Skip(str(path), reason))
             return [], reason
         report.conversations_skipped += skips
-        report.notes += [f"{path}: {note}" for note in importer_report.notes]
+        own = f"{Path(path).name}: "  # an importer's note names the file it read: said once, as its full path
+        report.notes += [f"{path}: {note.removeprefix(own)}" for note in importer_report.notes]
         return kept, None
 
     def _mark(self, item: _Planned, kept: list[Conversation], error: str | None, report: SyncReport) -> FileMark:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
+from storage.defaults import install_hint
 from storage.errors import PastchatsError
 from storage.safe_text import clean, clean_all
 from storage.times import parse_iso
@@ -55,6 +56,7 @@ class WhenType(click.ParamType[datetime, Any]):
 WHEN = WhenType()
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress on stderr; only the result.")
 
 
 def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
@@ -145,6 +147,20 @@ def reading(settings: Settings) -> Iterator[Library]:
 
 
 @contextmanager
+def searching(settings: Settings) -> Iterator[Library]:
+    """The store for `search`, opened as the server opens it: the model loads on its own thread while
+    the store opens, and LanceDB only when opening has something to repair (a cold search pays for
+    neither the sum of the two nor LanceDB's import)."""
+    from server import wiring
+
+    library = wiring.open_for_serving(settings)
+    try:
+        yield library
+    finally:
+        library.close()
+
+
+@contextmanager
 def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""
     from server import wiring
@@ -207,15 +223,6 @@ def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str
             f"{install_hint()}"
         )
     return text
-
-
-def install_hint(name: str | None = None) -> str:
-    """The command that installs the model, online and offline."""
-    target = f" {name}" if name else ""
-    return (
-        f"pastchats model install{target}  (offline: copy the models folder of a machine that has the model, "
-        f"then pastchats model install{target} --from DIR)"
-    )
 
 
 def redaction_text(redacted: dict[str, dict[str, int]], enabled: bool) -> str:

@@ -13,7 +13,17 @@ from typing import Literal
 
 import click
 
-from server.cli.common import WHEN, WHEN_HELP, install_hint, json_option, known_names, make_settings, opened, reading
+from server.cli.common import (
+    WHEN,
+    WHEN_HELP,
+    json_option,
+    known_names,
+    make_settings,
+    opened,
+    quiet_option,
+    reading,
+)
+from storage.defaults import install_hint
 from storage.owner_only import open_private
 
 
@@ -39,9 +49,12 @@ class FormatChoice(click.Choice[str]):
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "format_", type=FormatChoice(), help="Skip detection.")
 @click.option("--sample", is_flag=True, help="Import the bundled sample chats, to try pastchats out.")
+@quiet_option
 @json_option
 @click.pass_context
-def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, as_json: bool) -> None:
+def import_(
+    ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sample: bool, quiet: bool, as_json: bool
+) -> None:
     """Import chat histories: exports, logs, or plain JSON. Re-importing is always safe.
 
     Without an embedding model the chats are imported all the same, keyword-searchable at once; their
@@ -68,8 +81,9 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
             sources.append((stack.enter_context(sample_path()), None, "sample chats"))
         library = stack.enter_context(opened(settings))
         exclusions = wiring.exclusions_from(settings)
-        summaries = [import_source(library, path, fmt, not as_json, label, exclusions) for path, fmt, label in sources]
-        embed_with_progress(library, show=not as_json)
+        show = not (quiet or as_json)
+        summaries = [import_source(library, path, fmt, show, label, exclusions) for path, fmt, label in sources]
+        embed_with_progress(library, show=show)
         waiting = library.pending_embeddings()
     if as_json:
         records = [dataclasses.asdict(s) for s in summaries]
@@ -92,9 +106,10 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
     type=click.Path(path_type=Path),
     help="Also sync this agent-log file or folder (e.g. a repository with Aider history). Repeatable.",
 )
+@quiet_option
 @json_option
 @click.pass_context
-def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
+def sync(ctx: click.Context, paths: tuple[Path, ...], quiet: bool, as_json: bool) -> None:
     """Import what is new in this machine's coding-agent logs, keeping a private copy of each.
 
     The agents are Claude Code, Codex, Gemini CLI, Aider and Cursor. Unchanged files are not read again.
@@ -107,10 +122,10 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
     settings = make_settings(ctx)
     with opened(settings) as library:
         syncer = syncer_for(settings, library, paths)
-        with progress_reporter(not as_json, "agent logs") as progress:
+        with progress_reporter(not (quiet or as_json), "agent logs") as progress:
             report = syncer.run_once(progress, embed=False)
         if not report.not_run:
-            embed_with_progress(library, show=not as_json)
+            embed_with_progress(library, show=not (quiet or as_json))
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(report) | {"files_changed": report.files_changed}, indent=2))
         if report.not_run or report.files_failed:
@@ -124,9 +139,10 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
 
 
 @click.command()
+@quiet_option
 @json_option
 @click.pass_context
-def reindex(ctx: click.Context, as_json: bool) -> None:
+def reindex(ctx: click.Context, quiet: bool, as_json: bool) -> None:
     """Rebuild the store from the private copies of the agent logs that sync keeps.
 
     The copies (`<home>/archive`) are read as if they were the original files: links and projects are
@@ -140,7 +156,7 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
     settings = make_settings(ctx)
     with opened(settings) as library:
         reindexer = Reindexer(library, home=settings.user_home, exclusions=exclusions_from(settings))
-        with progress_reporter(not as_json, "the archive") as progress:
+        with progress_reporter(not (quiet or as_json), "the archive") as progress:
             report = reindexer.run(progress)
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(report), indent=2))

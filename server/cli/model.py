@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from server.cli.common import install_hint, make_settings
+from server.cli.common import make_settings, quiet_option
+from storage.defaults import install_hint
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -112,33 +113,45 @@ def list_(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"* in use. Models folder: {settings.model_cache}")
 
 
-def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> str:
-    """Install (or find installed) and verify; a line saying what happened. Raises ClickException."""
+def install_model(settings: Settings, info: ModelInfo, source: Path | None, *, show: bool = True) -> dict[str, Any]:
+    """Install (or find installed) and verify: what happened, as `model install --json` prints it.
+    Raises ClickException. `show`: say on stderr what takes time (the download, the int8 copy)."""
+    from server.progress import progress
     from server.settings import derived_models_dir
     from storage.embedding.embedder import prepare_documents_model, verify
     from storage.embedding.model_files import ModelError, download, install_from, installed_path
 
     cache = settings.model_cache
+    result: dict[str, Any] = {"model": info.name, "cache": str(cache), "already_installed": False, "dim": None}
     try:
         if source is None and installed_path(info, cache) is not None:
             try:
-                dim = verify(info.name, cache)
-                prepare_documents_model(info.name, cache, derived_models_dir())
-                return f"{info.name} is already installed in {cache} and loads ({dim} dimensions)."
+                result["dim"] = verify(info.name, cache)
+                result["already_installed"] = True
             except ModelError:
                 pass  # a broken copy: fetch it again
-        if source is not None:
-            install_from(info, source, cache)
-        else:
-            click.echo(f"Downloading {info.name} (about {info.size_gb * 1000:.0f} MB) into {cache}...", err=True)
-            download(info, cache)
-        dim = verify(info.name, cache)
+        if not result["already_installed"]:
+            if source is not None:
+                install_from(info, source, cache)
+            else:
+                if show:
+                    size = f"about {info.size_gb * 1000:.0f} MB"
+                    click.echo(f"Downloading {info.name} ({size}) into {cache}...", err=True)
+                download(info, cache, show=show)
+            result["dim"] = verify(info.name, cache)
         # Documents are embedded with an int8 copy derived from the model here (`storage.embedding.int8_model`):
-        # made now, so that the first import does not wait for it.
-        prepare_documents_model(info.name, cache, derived_models_dir())
+        # made now, so that the first import does not wait for it (~10-60 s the first time: said as it goes).
+        with progress("preparing the model for documents", "steps", enabled=show):
+            prepare_documents_model(info.name, cache, derived_models_dir())
     except ModelError as exc:
         raise click.ClickException(str(exc)) from None
-    return f"Installed {info.name} in {cache}; it loads and embeds ({dim} dimensions)."
+    return result
+
+
+def installed_text(result: dict[str, Any]) -> str:
+    if result["already_installed"]:
+        return f"{result['model']} is already installed in {result['cache']} and loads ({result['dim']} dimensions)."
+    return f"Installed {result['model']} in {result['cache']}; it loads and embeds ({result['dim']} dimensions)."
 
 
 @model.command()
@@ -149,23 +162,33 @@ def install_model(settings: Settings, info: ModelInfo, source: Path | None) -> s
     type=click.Path(path_type=Path),
     help="Copy the model from this folder (a fastembed cache, or the model's own folder) instead of downloading.",
 )
+@quiet_option
+@json_option
 @click.pass_context
-def install(ctx: click.Context, name: str | None, source: Path | None) -> None:
+def install(ctx: click.Context, name: str | None, source: Path | None, quiet: bool, as_json: bool) -> None:
     """Install the embedding model (default: the one in use), then embed what awaits embedding."""
     settings = make_settings(ctx)
     info = _describe(name or settings.model_name())
-    click.echo(install_model(settings, info, source))
+    show = not (quiet or as_json)
+    result = install_model(settings, info, source, show=show)
+    if not as_json:
+        click.echo(installed_text(result))
+    result["embedded"] = 0
     if info.name == settings.model_name():
         from server.embedding import embed_awaiting
 
-        embed_awaiting(settings)
+        result["embedded"] = embed_awaiting(settings, show=show, say=not as_json)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
 
 
 @model.command()
 @click.argument("name")
 @click.option("--from", "source", type=click.Path(path_type=Path), help="Install it from this folder first.")
+@quiet_option
+@json_option
 @click.pass_context
-def use(ctx: click.Context, name: str, source: Path | None) -> None:
+def use(ctx: click.Context, name: str, source: Path | None, quiet: bool, as_json: bool) -> None:
     """Switch the store to another model (installing it first if needed) and re-embed every passage."""
     from server.embedding import embed_awaiting, switch_model
     from storage.embedding.model_files import installed_path
@@ -173,17 +196,24 @@ def use(ctx: click.Context, name: str, source: Path | None) -> None:
 
     settings = make_settings(ctx)
     info = _describe(name)
+    show = not (quiet or as_json)
     if settings.model and settings.model != info.name:
         raise click.ClickException(
             f"PASTCHATS_MODEL (or --model) says {settings.model}: unset it, or set it to {info.name}"
         )
+    result: dict[str, Any] = {"model": info.name, "installed": None, "switched": False, "embedded": 0}
     if source is not None or installed_path(info, settings.model_cache) is None:
-        click.echo(install_model(settings, info, source), err=True)
+        result["installed"] = install_model(settings, info, source, show=show)
+        if not as_json:
+            click.echo(installed_text(result["installed"]), err=True)
     if store_model(settings.home) == info.name:
-        click.echo(f"The store already uses {info.name}.")
-        embed_awaiting(settings)
-        return
-    switch_model(settings, info.name)
+        if not as_json:
+            click.echo(f"The store already uses {info.name}.")
+        result["embedded"] = embed_awaiting(settings, show=show, say=not as_json)
+    else:
+        result["switched"], result["embedded"] = True, switch_model(settings, info.name, show=show, say=not as_json)
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
 
 
 COMMANDS: list[click.Command] = [model]

@@ -16,9 +16,9 @@ from server.cli.common import (
     json_option,
     known_names,
     make_settings,
-    opened,
     reading,
     recent_text,
+    searching,
     stats_text,
 )
 
@@ -47,7 +47,7 @@ def search(
     from tools import conversation_search
 
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with searching(settings) as library:
         known_names(library, project=project)
         output, text = as_tool(
             conversation_search.NAME,

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from server.cli.common import install_hint, make_settings, opened
+from server.cli.common import json_option, json_text, make_settings, opened, quiet_option
 from server.setup_clients import CLIENTS
+from storage.defaults import install_hint
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
     help="Write to this config file instead of the client's default one.",
 )
 @click.option("--print", "print_only", is_flag=True, help="Only print the entry; change no file.")
+@json_option
 @click.pass_context
-def setup(ctx: click.Context, client: str, config_path: Path | None, print_only: bool) -> None:
+def setup(ctx: click.Context, client: str, config_path: Path | None, print_only: bool, as_json: bool) -> None:
     """Add pastchats to an MCP client's config (claude-desktop, claude-code, cursor, vscode).
 
     Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
@@ -46,6 +48,9 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
     kind = CLIENTS[client]
     path = config_path or default_config_path(client, platform.system(), settings.user_home, settings.agent_env)
     if print_only:
+        if as_json:
+            click.echo(json_text({"client": client, "config": str(path), "changed": False, "entry": ours}))
+            return
         click.echo(json.dumps({kind.servers_key: {"pastchats": ours}}, indent=2))
         click.echo(f"(for {path})", err=True)
         return
@@ -55,11 +60,17 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+    if as_json:
+        backup_path = str(result.backup) if result.backup else None
+        fields = {"changed": result.changed, "replaced": result.replaced, "backup": backup_path, "entry": ours}
+        click.echo(json_text({"client": client, "config": str(path), **fields}))
+        return
     if not result.changed:
         click.echo(f"{kind.title} already starts pastchats ({path}); nothing changed.")
         return
     backup = f"; the previous file is saved as {result.backup}" if result.backup else ""
-    click.echo(f"Added pastchats to {kind.title}: {path}{backup}.\nRestart {kind.title} to connect it.")
+    done = "Replaced the pastchats entry in" if result.replaced else "Added pastchats to"
+    click.echo(f"{done} {kind.title}'s config: {path}{backup}.\nRestart {kind.title} to connect it.")
 
 
 @click.command()
@@ -71,8 +82,9 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
 )
 @click.option("--client", type=click.Choice(list(CLIENTS)), help="Check only this MCP client's config.")
 @click.option("--cli", "cli_only", is_flag=True, help="Check what the command line needs; no MCP client.")
+@quiet_option
 @click.pass_context
-def doctor(ctx: click.Context, as_json: bool, fix: bool, client: str | None, cli_only: bool) -> None:
+def doctor(ctx: click.Context, as_json: bool, fix: bool, client: str | None, cli_only: bool, quiet: bool) -> None:
     """Check the model, the store, the agent logs sync finds, and the configured clients.
 
     Each problem comes with the command that fixes it. The exit status is 1 when something fails;
@@ -83,7 +95,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool, client: str | None, cli
     if client and cli_only:
         raise click.UsageError("--client and --cli exclude each other: pass one")
     settings = make_settings(ctx)
-    unfixed = fix_store(settings, show=not as_json) if fix else []
+    unfixed = fix_store(settings, show=not (as_json or quiet)) if fix else []
     checks = run_checks(settings, client=client, cli_only=cli_only)
     failed = any(check.failed for check in checks)
     if as_json:

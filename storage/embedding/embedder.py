@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from storage.defaults import DEFAULT_MODEL
+from storage.defaults import DEFAULT_MODEL, install_hint
 from storage.embedding.model_files import ModelError, describe, installed_path, route_fastembed_logs
 from storage.errors import EmbedderUnavailable
 
@@ -160,6 +160,8 @@ class FastEmbedder:
         self._documents: Any = None  # the int8 copy's `DocumentSessions` while open
         self._document_sessions = 0
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        self._embedded = 0  # documents run so far: progress reads it while a call embeds a batch
+        self._embedded_lock = threading.Lock()  # the int8 sessions count from their own threads
         contain_malloc()
         self._model: Any = self._load(model_name, cache_dir)
         self._dim = int(self.embed_query("dimension probe").shape[0])
@@ -180,7 +182,7 @@ class FastEmbedder:
             where = f" from {cache_dir}" if cache_dir is not None else ""
             raise EmbedderUnavailable(
                 f"cannot load embedding model {model_name}{where}: not installed or incomplete "
-                f"(install it with `pastchats model install {model_name}`)"
+                f"(install it with {install_hint(model_name)})"
             ) from exc
 
     @property
@@ -190,6 +192,17 @@ class FastEmbedder:
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def documents_embedded(self) -> int:
+        """How many document texts this embedder has run, counted text by text (int8 copy) or batch by
+        batch (the model itself) while `embed_documents` works: progress within a call, read from another
+        thread. Counting takes no turn at the model, so queries keep theirs."""
+        return self._embedded
+
+    def _count(self, texts: int = 1) -> None:
+        with self._embedded_lock:
+            self._embedded += texts
 
     @property
     def documents_model(self) -> Path | None:
@@ -242,6 +255,7 @@ class FastEmbedder:
         except Exception as exc:  # fastembed and onnxruntime raise their own kinds on a damaged file
             log.warning("not using %s for documents: %s", path, exc)
             return False
+        documents.on_run = self._count  # from here on: the probes above were no one's documents
         self._documents, self._documents_path, self._document_sessions = documents, path, count
         return True
 
@@ -276,6 +290,7 @@ class FastEmbedder:
         for start in range(0, len(order), self._batch_size):
             with self._turns.documents:
                 batches.append(self._run([texts[i] for i in order[start : start + self._batch_size]]))
+            self._count(len(batches[-1]))  # after the turn is given back: a waiting query goes first
         rows = np.concatenate(batches)
         out = np.empty_like(rows)
         out[np.asarray(order, dtype=np.intp)] = rows

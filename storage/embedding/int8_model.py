@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -189,6 +189,7 @@ class DocumentSessions:
 
     def __init__(self, models: list[Any]):
         self.models = models
+        self.on_run: Callable[[], None] | None = None  # after each text's run, from its session's thread
         self._workers = (
             ThreadPoolExecutor(max_workers=len(models), thread_name_prefix="pastchats-embed")
             if len(models) > 1
@@ -197,7 +198,10 @@ class DocumentSessions:
 
     def run(self, model: Any, text: str) -> Rows:
         """One text through one session (the single place a document run happens)."""
-        return np.asarray(list(model.embed([text], batch_size=1)), dtype=np.float32)
+        row = np.asarray(list(model.embed([text], batch_size=1)), dtype=np.float32)
+        if self.on_run is not None:
+            self.on_run()
+        return row
 
     def embed(self, texts: Sequence[str]) -> Rows:
         if self._workers is None or len(texts) == 1:

@@ -137,9 +137,12 @@ def installed_path(info: ModelInfo, cache_dir: Path) -> Path | None:
     return None
 
 
-def download(info: ModelInfo, cache_dir: Path) -> Path:
-    """Fetch the model from the model hub into the cache; the hub client draws its own progress bars."""
+def download(info: ModelInfo, cache_dir: Path, *, show: bool = True) -> Path:
+    """Fetch the model from the model hub into the cache; the hub client draws its own progress bars
+    unless `show` is False."""
     route_fastembed_logs()
+    if not show:  # read when the hub client is imported (just below); fastembed turns the bars back on otherwise
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     from fastembed import TextEmbedding
 
     make_folder(cache_dir)

@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import Any
 
 from storage.models import Conversation
-from storage.redaction.rules import Finding, RuleSet
+from storage.redaction.rules import Finding, RuleSet, files_stamp
 
 __all__ = ["PLACEHOLDER", "Redaction", "redaction_counts"]
 
@@ -68,9 +68,9 @@ class Redaction:
         if not self.enabled:
             return "off"
         if not self.allow:
-            return self.rules.stamp
+            return files_stamp()
         allow = hashlib.sha256("\n".join(sorted(self.allow)).encode("utf-8")).hexdigest()[:8]
-        return f"{self.rules.stamp}:{allow}"
+        return f"{files_stamp()}:{allow}"
 
     def find(self, text: str) -> list[Finding]:
         """The secrets `text` holds that are not allowed."""

@@ -223,6 +223,16 @@ def _extend(rules: list[Rule], table: dict[str, Any]) -> None:
     raise ValueError(f"rule {table.get('id')!r} extends no rule")
 
 
+@cache
+def files_stamp(files: tuple[Path, ...] = RULE_FILES) -> str:
+    """A digest of the rule files: what a store's chats were redacted with. Read without compiling the
+    rules (~0.6 s), so that opening a store to search can tell whether it must be redacted again."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 class RuleSet:
     """Every rule, ready to scan text. Built once per process (`load`)."""
 
@@ -249,10 +259,8 @@ class RuleSet:
     def load(cls, files: tuple[Path, ...] = RULE_FILES) -> RuleSet:
         rules: list[Rule] = []
         kept: list[Allowlist] = []
-        digest = hashlib.sha256()
         for path in files:
             data = path.read_bytes()
-            digest.update(data)
             config = tomllib.loads(data.decode("utf-8"))
             for table in [config.get("allowlist", {}), *config.get("allowlists", ())]:
                 allowlist = Allowlist.parse(table) if table else None
@@ -264,7 +272,7 @@ class RuleSet:
                     rules.append(rule)
                 elif "regex" not in table and "path" not in table:  # more allowlists for a rule above
                     _extend(rules, table)
-        return cls(rules, kept, digest.hexdigest()[:16])
+        return cls(rules, kept, files_stamp(files))
 
     def candidates(self, text: str) -> list[Rule]:
         """The rules whose keywords `text` holds, and those without keywords."""

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import get_args
 
+from storage.defaults import install_hint
 from storage.embedding.embedder import Embedder
 from storage.evidence import ChatEvidence, Strength, TermWeights, strongest_first
 from storage.filters import Filters
@@ -69,7 +70,7 @@ class SearchEngine:
         if self.embedder is None and mode != "keyword":
             return "keyword", [
                 "keyword-only results: the embedding model could not be loaded (the user can install it with "
-                "`pastchats model install`)"
+                f"{install_hint()})"
             ]
         return mode, []
 

@@ -47,6 +47,23 @@ def test_the_catalogue_lists_sizes_and_what_is_installed(model_cache_dir: Path, 
     assert all(row["size_gb"] > 0 for row in rows.values())
 
 
+def test_install_json_is_quiet_and_says_what_it_did(empty: dict[str, str], model_cache_dir: Path) -> None:
+    """A first install after a keyword-only import: search becomes hybrid, not "hybrid again"."""
+    imported = CliRunner(env=empty).invoke(cli, ["import", "--sample", "--quiet"])
+    assert imported.exit_code == 0, imported.output
+    assert imported.stderr == ""
+    said = run(empty, "install", "--from", str(model_cache_dir))
+    assert said.exit_code == 0, said.output
+    assert "search is hybrid now" in said.stdout
+    assert "again" not in said.stdout
+    again = run(empty, "install", "--json")
+    assert again.exit_code == 0, again.output
+    assert again.stderr == ""
+    result = json.loads(again.stdout)
+    assert result["model"] == MODEL
+    assert (result["already_installed"], result["dim"], result["embedded"]) == (True, 384, 0)
+
+
 @pytest.mark.parametrize("layout", ["a fastembed cache", "the model's own folder"])
 def test_install_from_a_folder_copies_checks_and_is_idempotent(
     empty: dict[str, str], model_cache_dir: Path, layout: str

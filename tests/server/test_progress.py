@@ -15,8 +15,8 @@ def test_a_plain_stream_gets_periodic_lines_with_done_total_share_and_eta() -> N
     plain.update(1000, 1000)
     plain.finish()
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("embedding passages: 250/1000 passages (25%), ETA 0:")
-    assert lines[1:] == ["embedding passages: 1000/1000 passages (100%)"]
+    assert lines[0].startswith("embedding passages: 250/1000 passages (25%), 0:10 elapsed, ETA 0:")
+    assert lines[1:] == ["embedding passages: 1000/1000 passages (100%), 0:10 elapsed"]
 
 
 def test_lines_are_spaced_out_rather_than_one_per_update() -> None:
@@ -25,7 +25,7 @@ def test_lines_are_spaced_out_rather_than_one_per_update() -> None:
     for done in range(1, 500):
         plain.update(done, None)
     plain.finish()
-    assert out.getvalue().splitlines() == ["importing x: 499 chats"]
+    assert out.getvalue().splitlines() == ["importing x: 499 chats, 0:00 elapsed"]
 
 
 def test_the_eta_is_the_remaining_share_of_the_time_so_far() -> None:
@@ -46,4 +46,4 @@ def test_a_stream_that_is_not_a_terminal_gets_plain_lines() -> None:
     with progress("syncing", "files", stream=out) as report:
         assert report is not None
         report(3, 3)
-    assert out.getvalue() == "syncing: 3/3 files (100%)\n"
+    assert out.getvalue() == "syncing: 3/3 files (100%), 0:00 elapsed\n"

@@ -243,3 +243,28 @@ def test_a_linked_config_is_written_where_the_link_points_and_keeps_its_mode(
     assert link.is_symlink()
     assert "pastchats" in json.loads(kept.read_text(encoding="utf-8"))["mcpServers"]
     assert mode(kept) == 0o600
+
+
+def test_a_changed_entry_is_said_to_be_replaced_not_added(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    old = {"mcpServers": {"pastchats": {"command": "/old/bin/pastchats", "args": ["serve"]}}}
+    config.write_text(json.dumps(old), encoding="utf-8")
+    result = setup(config, "claude-desktop")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Replaced the pastchats entry in Claude Desktop's config: ")
+    added = setup(tmp_path / "new.json", "claude-desktop")
+    assert added.stdout.startswith("Added pastchats to Claude Desktop's config: ")
+
+
+def test_setup_json_says_what_it_wrote_where(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    first = json.loads(setup(config, "cursor", "--json").stdout)
+    assert first["client"] == "cursor"
+    assert first["config"] == str(config)
+    assert (first["changed"], first["replaced"], first["backup"]) == (True, False, None)
+    assert first["entry"]["args"][-1] == "serve"
+    second = json.loads(setup(config, "cursor", "--json").stdout)
+    assert (second["changed"], second["replaced"]) == (False, False)
+    printed = setup(tmp_path / "other.json", "cursor", "--print", "--json")
+    assert json.loads(printed.stdout)["entry"] == first["entry"]
+    assert not (tmp_path / "other.json").exists()

@@ -162,3 +162,27 @@ def test_a_model_missing_from_the_cache_or_incomplete_there_is_reported_not_inst
         FastEmbedder(DEFAULT_MODEL, broken)
     with pytest.raises(EmbedderUnavailable, match="not installed or incomplete"):
         FastEmbedder(DEFAULT_MODEL, tmp_path / "empty")
+
+
+def test_progress_reading_the_run_count_leaves_queries_their_turn(model_cache_dir: Path) -> None:
+    # Progress reads how many documents have run while a call embeds them (as `server.progress`'s
+    # ticker does): the count moves batch by batch, and a query still waits for one batch at most.
+    model = FastEmbedder(cache_dir=model_cache_dir, batch_size=2)
+    texts = [f"{i}: {TEXTS[0]}" for i in range(16)]
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def ticker() -> None:
+        while not stop.wait(0.005):
+            seen.append(model.documents_embedded)
+
+    reader = threading.Thread(target=ticker)
+    reader.start()
+    try:
+        done, runs = batches_done_when_a_query_returns(model, texts)
+    finally:
+        stop.set()
+        reader.join()
+    assert done <= 3, f"the query came back after {done} of {runs} document runs"
+    assert model.documents_embedded == len(texts)
+    assert len({count for count in seen if 0 < count < len(texts)}) >= 2, seen

@@ -16,6 +16,7 @@ from server.cli import cli
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.safe_text import clean
+from tests.conftest import with_hash_model
 from tests.tools.helpers import call, chat, library_with, server_for, text_of
 
 pytestmark = pytest.mark.anyio
@@ -50,6 +51,7 @@ def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         "server.wiring.open_library", lambda settings, **_: Library.open(settings.home, embedder=HashEmbedder())
     )
+    with_hash_model(monkeypatch)
 
 
 @pytest.fixture(scope="module")

@@ -145,3 +145,11 @@ def test_extra_paths_add_aider_histories_and_a_missing_one_is_reported(agents: A
     assert report.files_new == 8
     assert any(cid.startswith("aider:") for cid in ids(agents))
     assert [(p.where, p.reason) for p in report.files_failed] == [(str(tmp_path / "nowhere"), "does not exist")]
+
+
+def test_a_note_on_a_file_names_it_once(agents: AgentHome) -> None:
+    report = agents.syncer().run_once()
+    [note] = [note for note in report.notes if "cut off mid-write" in note]
+    cut = next((agents.home / ".claude" / "projects" / "-home-ana-src-cut").glob("*.jsonl"))
+    assert note.startswith(f"{cut}: the last line was cut off mid-write")
+    assert note.count(cut.name) == 1

@@ -55,6 +55,8 @@ _PLAIN = (
     .filter(tantivy.Filter.lowercase())
     .build()
 )
+# The same words as typed (`_PLAIN` before lower-casing), to name them back to the model.
+_TYPED = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40)).build()
 
 
 def stem_tokens(text: str) -> list[str]:
@@ -95,6 +97,7 @@ class AnalysedQuery:
     text: str  # for the vector leg
     terms: tuple[str, ...]  # stemmed, de-duplicated, for the keyword leg
     phrases: tuple[tuple[str, ...], ...]  # identifiers like payment-service, as stemmed token sequences
+    words: tuple[str, ...] = ()  # each term's word as the query spelled it (what a result names)
     has_identifier: bool = False  # code-like tokens: exact words matter more than meaning
     meta_only: bool = False  # nothing but meta and stop words ("what did we discuss yesterday")
 
@@ -106,15 +109,19 @@ class AnalysedQuery:
 def analyse(query: str) -> AnalysedQuery:
     text = " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS]
     words = list(_PLAIN.analyze(text))
+    typed = list(_TYPED.analyze(text))
+    spelled = dict(zip(words, typed, strict=False)) if len(typed) == len(words) else {}
     content = [w for w in words if w not in STOPWORDS and w not in META_WORDS]
     meta_only = not content
     if meta_only:  # a query of only meta words still searches with what it has
         content = [w for w in words if w not in STOPWORDS] or words
     terms: list[str] = []
+    term_words: list[str] = []
     for word in content:
         for term in stem_tokens(word):
             if term not in terms:
                 terms.append(term)
+                term_words.append(spelled.get(word, word))
     phrases = []
     for match in _IDENTIFIER.finditer(text):
         tokens = tuple(stem_tokens(match.group(0)))
@@ -124,6 +131,7 @@ def analyse(query: str) -> AnalysedQuery:
     return AnalysedQuery(
         text=text,
         terms=tuple(terms[:MAX_KEYWORD_TERMS]),
+        words=tuple(term_words[:MAX_KEYWORD_TERMS]),
         phrases=tuple(phrases[:8]),
         has_identifier=identifier,
         meta_only=meta_only,

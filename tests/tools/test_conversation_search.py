@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -59,9 +59,11 @@ async def test_results_are_chat_blocks_in_the_documented_shape(library: Library)
         "<chat uri='claude:8f1c' url='https://claude.ai/chat/8f1c' updated_at='2025-01-20T11:00:00Z' strength='strong'>"
     )
     assert lines[1] == "Title: Nginx setup · project homelab · 2025-01-20 · messages 1-2 of 2"
-    assert lines[2] == "#1 user (matched): How do I put nginx in front of Jellyfin?"
-    assert lines[3].startswith("#2 assistant (matched): Use proxy_pass")
-    assert lines[4] == "</chat>"
+    assert lines[2].startswith("Evidence: strong, holds the query's words together · has nginx, jellyfin · meaning ")
+    assert lines[3] == "#1 user (matched): How do I put nginx in front of Jellyfin?"
+    assert lines[4].startswith("#2 assistant (matched): Use proxy_pass")
+    assert lines[5] == "</chat>"
+    assert lines[-1] == f"Note: Today is {datetime.now(UTC).date().isoformat()} (UTC)."
 
 
 async def test_the_url_attribute_is_left_out_when_a_chat_has_none(library: Library) -> None:

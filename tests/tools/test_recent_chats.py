@@ -80,7 +80,8 @@ async def test_the_result_ends_with_the_exact_call_for_the_next_page(library: Li
     assert data is not None
     assert [hit["uri"] for hit in data["chats"]] == [c.id for c in NEWEST_FIRST[:4]]  # a tie of 4 is kept whole
     assert data["next_before"] == "2025-01-21T10:00:00Z"
-    assert text_of(result).endswith("Note: Older chats: recent_chats(before='2025-01-21T10:00:00Z').")
+    older = "Note: Older chats: recent_chats(n=3, before='2025-01-21T10:00:00Z')."
+    assert f"\n\n{older}\n\nNote: Today is " in text_of(result)
 
 
 async def test_each_chat_shows_its_title_and_opening_messages(library: Library) -> None:

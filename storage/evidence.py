@@ -53,6 +53,7 @@ SHORT_QUERY = 4
 # lacking distinguishing words worth this share of the query's weight is lacking what was asked.
 DISTINGUISHING = 0.8
 LACKING_SHARE = 0.3
+MAX_PASSAGES = 4  # a chat's passages kept to find the query's words together in
 
 # The only letters beyond ASCII that IGNORECASE matches to an ASCII letter or digit where lower() does not
 # give that letter (dotted and dotless I, long s, Kelvin sign; İ also lower-cases to two characters).
@@ -106,6 +107,23 @@ class TermWeights:
             absent=frozenset(term for term in query.terms if not doc_freq.get(term, 0)),
             pairs=tuple(zip(query.terms, query.terms[1:], strict=False)),
         )
+
+    @functools.cached_property
+    def ranked(self) -> tuple[str, ...]:
+        """The terms, rarest first."""
+        return tuple(sorted(self.weights, key=lambda term: -self.weights[term]))
+
+    @functools.cached_property
+    def _distinguishing(self) -> tuple[frozenset[str], float]:
+        """The rarest terms (`DISTINGUISHING`), and the query's whole weight."""
+        top = max(self.weights.values(), default=0.0)
+        rare = frozenset(t for t, w in self.weights.items() if w >= DISTINGUISHING * top)
+        return rare, sum(self.weights.values()) or 1.0
+
+    def lacking_share(self, present: Collection[str]) -> float:
+        """The share of the query's weight in distinguishing terms not among `present`."""
+        rare, total = self._distinguishing
+        return sum(self.weights[t] for t in rare if t not in present) / total
 
     def phrases_in(self, text: str, present: Collection[str]) -> list[tuple[str, str]]:
         """The query's consecutive words that `text` holds together (at most two words apart: "Klara
@@ -163,7 +181,9 @@ class ChatEvidence:
     exact: bool = False  # an identifier word for word, in what the user or the assistant wrote
     present: set[str] = field(default_factory=set)  # query stems the user's and assistant's messages hold
     tool_present: set[str] = field(default_factory=set)  # ... that tool output holds
-    phrases: set[tuple[str, str]] = field(default_factory=set)  # adjacent query words found together
+    # Passages holding several query words: where consecutive ones may stand together (read only for the
+    # chats a result shows).
+    passages: list[str] = field(default_factory=list)
 
     def add(self, coverage: float | None = None, similarity: float | None = None, exact: bool = False) -> None:
         if coverage is not None:
@@ -172,62 +192,60 @@ class ChatEvidence:
             self.similarity = similarity if self.similarity is None else max(self.similarity, similarity)
         self.exact = self.exact or exact
 
-    def add_words(self, present: set[str], phrases: Iterable[tuple[str, str]] = (), tool: bool = False) -> None:
+    def add_words(self, present: set[str], text: str, tool: bool = False) -> None:
         if tool:
             self.tool_present |= present
-        else:
-            self.present |= present
-            self.phrases.update(phrases)
+            return
+        self.present |= present
+        if len(present) > 1 and len(self.passages) < MAX_PASSAGES:
+            self.passages.append(text)
 
-    def judge(self, weights: TermWeights) -> Verdict:
-        """How strong a match this chat is, with the evidence the model is shown."""
-        w = weights.weights
-        terms = sorted(w, key=lambda term: -w[term])  # rarest first
-        held = [t for t in terms if t in self.present]
-        lacking = [t for t in terms if t not in self.present]
-        top = w[terms[0]] if terms else 0.0
-        distinguishing = {t for t in terms if w[t] >= DISTINGUISHING * top}
-        total = sum(w.values()) or 1.0
-        lacking_share = sum(w[t] for t in lacking if t in distinguishing) / total
-        similarity = -1.0 if self.similarity is None else self.similarity
+    def strength(self, weights: TermWeights) -> tuple[Strength, str]:
+        """Strong or weak, and why in one line."""
+        strong, why = self._decide(weights)
+        if not strong and (tool_only := [t for t in weights.ranked if t in self.tool_present - self.present]):
+            found = ", ".join(weights.words.get(t, t) for t in tool_only)
+            why = f"{why}; {found} only in tool output" if self.present else f"found only in tool output ({found})"
+        return ("strong" if strong else "weak"), why
+
+    def verdict(self, weights: TermWeights) -> Verdict:
+        """The strength with the evidence the model is shown, in the query's own words (rarest first)."""
+        strength, why = self.strength(weights)
+        named = weights.words.get
+        phrases = {pair for text in self.passages for pair in weights.phrases_in(text, self.present)}
         meaning: Meaning | None = None
         if self.similarity is not None:
-            meaning = "loose" if similarity < RELATED_MEANING else "related" if similarity < CLOSE_MEANING else "close"
-        named = weights.words.get
-        strong, why = self._decide(weights, similarity, lacking_share, bool(held))
-        tool_only = [named(t, t) for t in lacking if t in self.tool_present]
-        if not strong and tool_only:
-            found = ", ".join(tool_only)
-            why = f"found only in tool output ({found})" if not held else f"{why}; {found} only in tool output"
+            s = self.similarity
+            meaning = "loose" if s < RELATED_MEANING else "related" if s < CLOSE_MEANING else "close"
         return Verdict(
-            strength="strong" if strong else "weak",
-            matched=tuple(named(t, t) for t in held),
-            missing=tuple(named(t, t) for t in lacking),
-            phrases=tuple(f"{named(a, a)} {named(b, b)}" for a, b in weights.pairs if (a, b) in self.phrases),
+            strength=strength,
+            matched=tuple(named(t, t) for t in weights.ranked if t in self.present),
+            missing=tuple(named(t, t) for t in weights.ranked if t not in self.present),
+            phrases=tuple(f"{named(a, a)} {named(b, b)}" for a, b in weights.pairs if (a, b) in phrases),
             meaning=meaning,
             why=why,
         )
 
-    def _decide(
-        self, weights: TermWeights, similarity: float, lacking_share: float, holds_any: bool
-    ) -> tuple[bool, str]:
+    def _decide(self, weights: TermWeights) -> tuple[bool, str]:
+        similarity = -1.0 if self.similarity is None else self.similarity
+        terms = len(weights.weights)
         if self.exact:
             return True, "holds the query's identifier word for word"
-        if not weights.weights:
+        if not terms:
             return False, "the query has no words to look for"
-        if len(weights.weights) <= SHORT_QUERY and self.coverage > 0 and lacking_share >= LACKING_SHARE:
+        if terms <= SHORT_QUERY and self.coverage > 0 and weights.lacking_share(self.present) >= LACKING_SHARE:
             if similarity >= CLOSE_MEANING:
                 return True, "lacks the query's rarest words, but is close in meaning"
             return False, "lacks the query's rarest words"
         if self.coverage >= STRONG_COVERAGE and (
-            len(weights.weights) > 1 or weights.identifier or similarity >= SINGLE_TERM_SIMILARITY
+            terms > 1 or weights.identifier or similarity >= SINGLE_TERM_SIMILARITY
         ):
             return True, "holds the query's words together"
         if similarity >= RELATED_MEANING:
             return True, "close in meaning" if similarity >= CLOSE_MEANING else "related in meaning"
         if self.coverage >= AGREEING_COVERAGE and similarity >= AGREEING_SIMILARITY:
             return True, "holds part of the query's words and is related in meaning"
-        if holds_any:
+        if self.present:
             return False, "holds only part of the query's words"
         return False, "only loosely related in meaning"
 

@@ -167,18 +167,19 @@ class SearchEngine:
         ranking = self.rank(query, limit=SEARCH_DEPTH, mode=used_mode, filters=filters, fusion=fusion)
         in_chat = self._by_chat(ranking)
         none = ChatEvidence()
-        verdicts = {cid: ranking.evidence.get(cid, none).judge(ranking.weights) for cid in in_chat}
-        order = strongest_first((cid, verdicts[cid].strength) for cid in in_chat)
+        strengths = {cid: ranking.evidence.get(cid, none).strength(ranking.weights)[0] for cid in in_chat}
+        order = strongest_first((cid, strengths[cid]) for cid in in_chat)
         chosen = order[:max_results]
-        others = [cid for cid in order[max_results:] if verdicts[cid].strength == "strong"][:MORE_CHATS]
+        others = [cid for cid in order[max_results:] if strengths[cid] == "strong"][:MORE_CHATS]
         metas = self.store.metas(chosen + others)
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
+        verdicts = {cid: ranking.evidence.get(cid, none).verdict(ranking.weights) for cid in chosen}
         chats = self._shown(chosen, metas, in_chat, ranking, verdicts)
         return SearchResult(
             query=query,
             mode=used_mode,
             chats=chats,
-            matching_chats=sum(verdict.strength == "strong" for verdict in verdicts.values()),
+            matching_chats=sum(strength == "strong" for strength in strengths.values()),
             others=[
                 OtherChat(uri=cid, title=metas[cid].title, number=ranking.units[in_chat[cid][0][0]].first_index + 1)
                 for cid in others

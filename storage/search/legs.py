@@ -73,8 +73,7 @@ def keyword_leg(
         present = legs.weights.present(text)
         coverage = legs.weights.share(present)
         chat = legs.chat(hit.conversation_id)
-        held = present.intersection(legs.weights.weights)
-        chat.add_words(held, () if hit.tool else legs.weights.phrases_in(text, held), tool=hit.tool)
+        chat.add_words(present.intersection(legs.weights.weights), text, tool=hit.tool)
         if not hit.tool:  # tool output is found, but it is no evidence of what the chat was about
             chat.add(coverage=coverage)
         presents.append(present)

@@ -1,14 +1,15 @@
 """Sharing the output budget among the chats of a search: the room goes to the chats that answer.
 
 When any chat is strong, each weak chat is listed in one line (what names it, where its best match is,
-why it is weak), and the strong ones share the rest, in a focused result: at most `FOCUSED` characters
-with one strong chat, `PER_STRONG` more for each further one. Without a strong chat every chat is shown
-as a block. Each shown chat gets a fair part of the room: chats that need less than their part keep all
-of it and leave the rest to the others. A chat is fitted to its part in steps (fewer of its matches,
-each kept with its answer, then long messages cut around the part that matched, marked `[…]`), never
-by leaving it out: "max_results chats are listed whenever that many match". Only a budget too small for
-even one line per message drops the lowest-ranked chats. Whatever is cut is named in a note with the
-exact call that gets it back.
+why it is weak), and the strong ones share a focused result: `STRONG_ROOM` characters for each, beside
+the weak chats' lines and `NOTES_ROOM` for the notes (one strong chat and four weak ones: under 5,000
+characters). Without a strong chat every chat is shown as a block, sharing the whole budget. Each shown
+chat gets a fair part of the room: chats that need less than their part keep all of it and leave the
+rest to the others. A chat is fitted to its part in steps (fewer of its matches, each kept with its
+answer, then long messages cut around the part that matched, marked `[…]`), never by leaving it out:
+max_results chats are listed whenever that many match. Only a budget too small for even one line per
+message drops the lowest-ranked chats. Whatever is cut is named in a note with the exact call that
+gets it back.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import date, datetime
 from storage.results import ChatHit, SearchResult
 from tools.budget import CUT, clip_hit, focus_pattern, hint_list, shortened_hints
 from tools.outputs import SearchOutput
-from tools.render import LineMemo, chat_block, quoted
+from tools.render import LineMemo, chat_block, chat_line, quoted
 
 # (matches kept, characters kept of a matched message and of an answer; the other messages around a
 # match keep half as many), most wanted first: the best match whole with its answer before more matches cut.
@@ -39,8 +40,8 @@ LEVELS = [
     (1, 120),
 ]
 SEPARATOR = 2  # the blank line between blocks
-FOCUSED = 4_800  # the most a result with one strong chat takes
-PER_STRONG = 3_500  # and for each further strong chat
+STRONG_ROOM = 3_300  # the most each strong chat takes beside weak ones
+NOTES_ROOM = 500  # and the notes
 
 
 def fitted(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
@@ -121,11 +122,12 @@ def fit_search(
     empty result says it)."""
     focus = focus_pattern(result.query)
     strong = sum(hit.strength == "strong" for hit in result.chats)
-    if strong:
-        budget = min(budget, FOCUSED + PER_STRONG * (strong - 1))
     # strong chats first (the engine's order): with any, the weak ones are listed in a line each
     hits = [hit if hit.strength == "strong" or not strong else listed(hit) for hit in result.chats]
     blocks = [i for i, hit in enumerate(hits) if hit.strength == "strong" or not strong]
+    if strong:
+        lines = sum(len(chat_line(hit)) + SEPARATOR for hit in hits if hit.strength != "strong")
+        budget = min(budget, STRONG_ROOM * strong + lines + NOTES_ROOM)
     reserve = 600  # for the notes and the listed chats, measured and corrected below
     dropped: list[str] = []
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] = {}  # hits only ever lose their last one

@@ -1,9 +1,11 @@
 """Fitting a result into the output budget without losing the way back to what was cut.
 
-Long messages are shortened (marked `[…]`; around the part that matched, in a search); a listing or a
-page that is still too long shows fewer chats or messages. Whatever is cut is named in a note with the
-exact call that gets it back, so the model never has to guess. Each `fit_*` takes a `render` callback
-and measures the real text, notes included. Searches share their budget in `tools.search_budget`.
+Long messages are shortened (marked `[…]`, cut at a word or line boundary with no code fence left open;
+around the part that matched, in a search); a listing or a page that is still too long shows fewer
+chats or messages. Whatever is cut is named in a note with the exact call that gets it back, and the
+call for the next page repeats every argument given, so the model never has to guess. Each `fit_*`
+takes a `render` callback and measures the real text, notes included. Searches share their budget in
+`tools.search_budget`.
 """
 
 from __future__ import annotations

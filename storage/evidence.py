@@ -44,6 +44,12 @@ AGREEING_SIMILARITY = 0.38
 AGREEING_COVERAGE = 0.4
 # Most of the query's weight found together in one passage or one question and its answer.
 STRONG_COVERAGE = 0.6
+# Words of the query found together in a chat the model finds this far in meaning stand together by
+# chance: "self-hosted" in a chat on a database upgrade for "reach my self-hosted apps while
+# travelling", "per hour" in a running plan for "per-hour statistics". Not for code
+# identifiers (E0106, use_x_forwarded_for), whose meaning the model cannot tell: their answering chats
+# sit at 0.17-0.19 on the corpus.
+UNRELATED_MEANING = 0.2
 # A one-word query ("nginx") covers itself fully wherever it appears: only identifiers, or a chat the
 # model also finds related, make that strong.
 SINGLE_TERM_SIMILARITY = 0.3
@@ -67,6 +73,7 @@ class TermWeights:
 
     weights: Mapping[str, float]
     identifier: bool = False
+    code: bool = False  # an identifier the embedding model cannot read (`AnalysedQuery.code`)
     # Each term as the query spelled it; the terms no document holds; consecutive terms (phrases).
     words: Mapping[str, str] = field(default_factory=dict, compare=False)
     absent: frozenset[str] = frozenset()
@@ -95,7 +102,7 @@ class TermWeights:
     @classmethod
     def of(cls, query: AnalysedQuery, total_docs: int, doc_freq: Mapping[str, int]) -> TermWeights:
         if query.meta_only or total_docs == 0:
-            return cls({}, query.has_identifier)
+            return cls({}, query.has_identifier, query.code)
         weights = {}
         for term in query.terms:
             df = doc_freq.get(term, 0)
@@ -103,6 +110,7 @@ class TermWeights:
         return cls(
             weights,
             query.has_identifier,
+            query.code,
             words=dict(zip(query.terms, query.words, strict=False)),
             absent=frozenset(term for term in query.terms if not doc_freq.get(term, 0)),
             pairs=tuple(zip(query.terms, query.terms[1:], strict=False)),
@@ -229,8 +237,12 @@ class ChatEvidence:
     def _decide(self, weights: TermWeights) -> tuple[bool, str]:
         similarity = -1.0 if self.similarity is None else self.similarity
         terms = len(weights.weights)
-        if self.exact:
+        # A chat the vector leg did not reach is unknown in meaning, not far (a large store's top passages).
+        by_chance = self.similarity is not None and not weights.code and self.similarity < UNRELATED_MEANING
+        if self.exact and not by_chance:
             return True, "holds the query's identifier word for word"
+        if by_chance and (self.exact or self.coverage >= STRONG_COVERAGE):
+            return False, "holds the query's words, but is unrelated in meaning"
         if not terms:
             return False, "the query has no words to look for"
         if terms <= SHORT_QUERY and self.coverage > 0 and weights.lacking_share(self.present) >= LACKING_SHARE:

@@ -39,6 +39,9 @@ META_WORDS = frozenset(
 # Identifiers such as payment-service, use_x_forwarded_for, std::vector or v1.2.3: kept as phrases.
 _IDENTIFIER = re.compile(r"[^\W_]+(?:[-_.:/]+[^\W_]+)+")
 
+# Words joined by hyphens (fraud-check, self-hosted): an identifier the embedding model still reads.
+_HYPHENATED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+
 # TypeError, getUserById, E0106, sha256, k8s: mixed case inside a word, or letters mixed with digits.
 _CODE_WORD = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
 
@@ -99,6 +102,11 @@ class AnalysedQuery:
     phrases: tuple[tuple[str, ...], ...]  # identifiers like payment-service, as stemmed token sequences
     words: tuple[str, ...] = ()  # each term's word as the query spelled it (what a result names)
     has_identifier: bool = False  # code-like tokens: exact words matter more than meaning
+    # Identifiers as typed (payment-service, use_x_forwarded_for): what a text holds word for word.
+    identifiers: tuple[str, ...] = ()
+    # An identifier whose meaning the embedding model cannot tell (E0106, use_x_forwarded_for,
+    # std::vector): not words joined by hyphens, which it reads as words ("self-hosted").
+    code: bool = False
     meta_only: bool = False  # nothing but meta and stop words ("what did we discuss yesterday")
 
     @property
@@ -123,16 +131,22 @@ def analyse(query: str) -> AnalysedQuery:
                 terms.append(term)
                 term_words.append(spelled.get(word, word))
     phrases = []
+    identifiers: list[str] = []
     for match in _IDENTIFIER.finditer(text):
         tokens = tuple(stem_tokens(match.group(0)))
         if 1 < len(tokens) <= 8 and tokens not in phrases:
             phrases.append(tokens)
-    identifier = bool(phrases) or any(_CODE_WORD.search(word) for word in text.split())
+            identifiers.append(match.group(0))
+    code_word = any(_CODE_WORD.search(word) for word in text.split())
+    identifier = bool(phrases) or code_word
+    code = code_word or any(not _HYPHENATED_WORDS.fullmatch(name) for name in identifiers)
     return AnalysedQuery(
         text=text,
         terms=tuple(terms[:MAX_KEYWORD_TERMS]),
         words=tuple(term_words[:MAX_KEYWORD_TERMS]),
         phrases=tuple(phrases[:8]),
         has_identifier=identifier,
+        identifiers=tuple(identifiers[:8]),
+        code=code,
         meta_only=meta_only,
     )

@@ -84,8 +84,11 @@ def keyword_leg(
     ranked = [hit for hit in hits if not hit.tool] + [hit for hit in hits if hit.tool]
     legs.messages.append(Leg(ranked, legs.keyword_weight, factors))
     exact = [hit for hit in keywords.read(found_exact, reader) if not hit.tool]
-    for hit in exact:
-        legs.chat(hit.conversation_id).add(exact=True)
+    typed = [name.casefold() for name in analysed.identifiers]
+    for hit in exact:  # the phrase may join its words otherwise ("per hour" for per-hour): not word for word
+        text = (hit.text or "").casefold()
+        if any(name in text for name in typed):
+            legs.chat(hit.conversation_id).add(exact=True)
     if exact:  # chunks holding an identifier word for word rank as a list of their own
         legs.messages.append(Leg(exact, 1.0))
     if members:

@@ -146,3 +146,30 @@ async def test_the_next_page_call_repeats_every_argument_given(library: Library)
     assert tool == "recent_chats"
     assert {key: arguments[key] for key in ("n", "project", "after")} == first
     assert set(arguments) == {"n", "project", "after", "before"}
+
+
+READ_CALL = re.compile(r"read_chat\((uri=(?:'[^']*'|\"[^\"]*\")(?:, \w+=\d+)*)\)")
+SEARCHES = ["sourdough starter", "payment-service", "Kubernetes NetworkPolicy", "wedding speech for my brother"]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("budget", [2_500, 12_000])
+async def test_every_call_a_search_offers_reads_its_chat_once_both_ways(corpus_library: Library, budget: int) -> None:
+    """Each read_chat call in a search's notes (more matches, shortened messages, strong chats without
+    room, chats left out) opens a page whose Earlier and Later calls, followed to the end, show each
+    message of the chat exactly once."""
+    walked = 0
+    async with Client(server_for(corpus_library, budget=budget)) as client:
+        for query in SEARCHES:
+            result = await client.call_tool("conversation_search", {"query": query, "max_results": 10})
+            assert not result.is_error, text_of(result)
+            for arguments in READ_CALL.findall(text_of(result)):
+                parsed = ast.parse(f"f({arguments})", mode="eval").body
+                assert isinstance(parsed, ast.Call)
+                start = {k.arg: ast.literal_eval(k.value) for k in parsed.keywords if k.arg}
+                back = await follow(client, "read_chat", start, "Earlier messages")
+                forth = await follow(client, "read_chat", start, "Later messages")
+                seen = [m["index"] for page in back[1:] + forth for m in page["messages"]]
+                assert sorted(seen) == list(range(forth[0]["chat"]["message_count"])), start
+                walked += 1
+    assert walked >= len(SEARCHES)

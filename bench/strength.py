@@ -8,7 +8,9 @@ unanswerable ones, written apart from the ranking's own queries) and of `queries
 `Library.search(question, max_results=5)`, what conversation_search shows: hit@1 and hit@5 of the
 answering chat; how many correct first places are labelled strong (recall); how many strong chats are
 the answering chat (precision: harsh, a neighbouring chat on the same topic counts against it); and how
-many unanswerable questions get no strong chat at all.
+many unanswerable questions get no strong chat at all. Then, through an in-memory MCP client and
+`conversation_search` with its defaults: for each answerable question whose one strong chat is the
+answering chat, the text's size and whether the answering message is shown.
 
 LongMemEval (the default), user turns:
 
@@ -24,9 +26,11 @@ Also prints the best vector similarity of evidence units vs. the best of other u
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -94,7 +98,40 @@ def corpus(store: Path | None) -> None:
         if question not in clean:
             strong = [hit.uri for hit in lib.search(question["query"], max_results=5).chats if hit.strength == "strong"]
             print(f"    strong for {question['query']!r}: {', '.join(strong)}")
+    asyncio.run(_one_strong_chat(lib, [q for q in labelled if q["kind"] != "unanswerable"]))
     lib.close()
+
+
+async def _one_strong_chat(lib: Library, questions: list[dict[str, Any]]) -> None:
+    """What the model reads when one chat is strong and it is the answering one."""
+    from mcp import Client
+    from mcp.types import TextContent
+
+    from server.app import build_server
+    from server.settings import Settings
+
+    sizes, unanswered = [], []
+    async with Client(build_server(Settings(home=lib.home), lambda _: lib)) as client:
+        for question in questions:
+            result = await client.call_tool("conversation_search", {"query": question["query"]})
+            data = result.structured_content or {}
+            strong = [hit for hit in data.get("chats", []) if hit["strength"] == "strong"]
+            if [hit["uri"] for hit in strong] != [question["expect_chat"]]:
+                continue
+            [block] = result.content
+            assert isinstance(block, TextContent)
+            sizes.append(len(block.text))
+            shown = {m["id"] for match in strong[0]["matches"] for m in match["messages"]}
+            if question["expect_messages"][-1] not in shown:
+                unanswered.append(question["query"])
+    sizes.sort()
+    print(
+        f"  one strong chat, the answering one (MCP, defaults): {len(sizes)} searches, characters median "
+        f"{sizes[len(sizes) // 2]:,}, max {sizes[-1]:,}, over 5,000 {sum(s > 5_000 for s in sizes)}; answering "
+        f"message shown {len(sizes) - len(unanswered)}/{len(sizes)}"
+    )
+    for query in unanswered:
+        print(f"    answer not shown for {query!r}")
 
 
 def _corpus_line(name: str, tally: dict[str, int]) -> str:

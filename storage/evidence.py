@@ -1,17 +1,27 @@
-"""How good a match is, from evidence a model can trust: never from fused rank values.
+"""How good a match is, from evidence a model can check: never from fused rank values.
 
-Three kinds of evidence, each measured per retrieval unit and summed up per chat by its best unit:
-- coverage: the share of the query's content words a unit holds, each word weighted by how rare it
-  is in the store (BM25's idf), so "Lisbon" counts for much more than "long" or "weekend";
-- an identifier (`payment-service`, `TypeError`) found word for word;
-- the embedding model's cosine similarity between the query and the unit.
+Per chat, from its units (a message's passages, and up to three consecutive messages together):
+- which of the query's content words it holds and which it lacks, each word weighted by how rare it
+  is in the store (BM25's idf), so "Lisbon" counts for much more than "long" or "weekend"; and the
+  share of that weight one unit holds together (coverage);
+- consecutive query words found together ("signing bonus"), and an identifier (`payment-service`,
+  `TypeError`) found word for word;
+- the embedding model's cosine similarity between the query and its best message, read as a meaning
+  that is close, related or loose.
+Tool output (command results, "Todos have been modified successfully") is searched, but it is no
+evidence of what a chat is about: it never makes a chat strong.
 
-The thresholds below were set on the realistic test corpus (known-topic, paraphrased and nonsense
-queries) and checked against LoCoMo and LongMemEval (`bench/strength.py`).
+A chat is strong when it holds an identifier word for word, most of the query's weight together, or
+its meaning matches; but when a short query (a few chosen words) names something rare the chat lacks
+while it holds the rest ("Redis cluster failover" against a chat on Redis clusters), only a close
+meaning makes it strong. Thresholds were set on a labelled set of answerable, paraphrased and
+unanswerable questions over the realistic test corpus (`tests/fixtures/corpus/strength.json`) and
+checked on LongMemEval (`bench/strength.py`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping
@@ -21,20 +31,35 @@ from typing import Literal
 from storage.query import AnalysedQuery, stem_set, stem_words
 
 Strength = Literal["strong", "weak"]
+Meaning = Literal["close", "related", "loose"]
 
-# all-MiniLM-L6-v2 cosine. Known-topic queries' answering units sit at 0.45-0.8 on the corpus;
-# unrelated or nonsense queries stay below 0.36 against every chat.
-STRONG_SIMILARITY = 0.5
-# Both legs moderately sure of the same chat is as good as one leg sure.
-AGREEING_SIMILARITY = 0.4
+# all-MiniLM-L6-v2 cosine of the query and a chat's best message. Answering messages of keyword
+# questions sit at 0.4-0.8 on the corpus, of paraphrased ones at 0.3-0.65; near misses (a chat on the
+# same topic, not the thing asked) reach 0.6; unrelated chats and nonsense stay below 0.36.
+CLOSE_MEANING = 0.6
+RELATED_MEANING = 0.42
+# Both legs moderately sure of the same chat (much of the query in one place, a related meaning) is as
+# good as one leg sure.
+AGREEING_SIMILARITY = 0.38
 AGREEING_COVERAGE = 0.4
-# Most of the query's weight found together in one passage.
+# Most of the query's weight found together in one passage or one question and its answer.
 STRONG_COVERAGE = 0.6
+# Words of the query found together in a chat the model finds this far in meaning stand together by
+# chance: "self-hosted" in a chat on a database upgrade for "reach my self-hosted apps while
+# travelling", "per hour" in a running plan for "per-hour statistics". Not for code
+# identifiers (E0106, use_x_forwarded_for), whose meaning the model cannot tell: their answering chats
+# sit at 0.17-0.19 on the corpus.
+UNRELATED_MEANING = 0.2
 # A one-word query ("nginx") covers itself fully wherever it appears: only identifiers, or a chat the
 # model also finds related, make that strong.
 SINGLE_TERM_SIMILARITY = 0.3
-# Below this a chat is not counted as matching at all (only in "shown N of M matching chats").
-MATCH_SIMILARITY = 0.3
+# A query of at most this many content words is a list of chosen words: each one counts.
+SHORT_QUERY = 4
+# The query's distinguishing words: its rarest, within this share of the rarest one's weight. A chat
+# lacking distinguishing words worth this share of the query's weight is lacking what was asked.
+DISTINGUISHING = 0.8
+LACKING_SHARE = 0.3
+MAX_PASSAGES = 4  # a chat's passages kept to find the query's words together in
 
 # The only letters beyond ASCII that IGNORECASE matches to an ASCII letter or digit where lower() does not
 # give that letter (dotted and dotless I, long s, Kelvin sign; İ also lower-cases to two characters).
@@ -48,6 +73,11 @@ class TermWeights:
 
     weights: Mapping[str, float]
     identifier: bool = False
+    code: bool = False  # an identifier the embedding model cannot read (`AnalysedQuery.code`)
+    # Each term as the query spelled it; the terms no document holds; consecutive terms (phrases).
+    words: Mapping[str, str] = field(default_factory=dict, compare=False)
+    absent: frozenset[str] = frozenset()
+    pairs: tuple[tuple[str, str], ...] = ()
     # Words that may stem to a query term (a stem minus its last letter, as a word's start: "proxi"
     # finds "proxy" and "proxies"). Only these are stemmed, ~40 passages a search.
     candidates: re.Pattern[str] | None = field(default=None, compare=False)
@@ -72,12 +102,45 @@ class TermWeights:
     @classmethod
     def of(cls, query: AnalysedQuery, total_docs: int, doc_freq: Mapping[str, int]) -> TermWeights:
         if query.meta_only or total_docs == 0:
-            return cls({}, query.has_identifier)
+            return cls({}, query.has_identifier, query.code)
         weights = {}
         for term in query.terms:
             df = doc_freq.get(term, 0)
             weights[term] = math.log(1 + (total_docs - df + 0.5) / (df + 0.5))
-        return cls(weights, query.has_identifier)
+        return cls(
+            weights,
+            query.has_identifier,
+            query.code,
+            words=dict(zip(query.terms, query.words, strict=False)),
+            absent=frozenset(term for term in query.terms if not doc_freq.get(term, 0)),
+            pairs=tuple(zip(query.terms, query.terms[1:], strict=False)),
+        )
+
+    @functools.cached_property
+    def ranked(self) -> tuple[str, ...]:
+        """The terms, rarest first."""
+        return tuple(sorted(self.weights, key=lambda term: -self.weights[term]))
+
+    @functools.cached_property
+    def _distinguishing(self) -> tuple[frozenset[str], float]:
+        """The rarest terms (`DISTINGUISHING`), and the query's whole weight."""
+        top = max(self.weights.values(), default=0.0)
+        rare = frozenset(t for t, w in self.weights.items() if w >= DISTINGUISHING * top)
+        return rare, sum(self.weights.values()) or 1.0
+
+    def lacking_share(self, present: Collection[str]) -> float:
+        """The share of the query's weight in distinguishing terms not among `present`."""
+        rare, total = self._distinguishing
+        return sum(self.weights[t] for t in rare if t not in present) / total
+
+    def phrases_in(self, text: str, present: Collection[str]) -> list[tuple[str, str]]:
+        """The query's consecutive words that `text` holds together (at most two words apart: "Klara
+        and the Sun"), among the pairs whose both words it holds."""
+        found = []
+        for pair in self.pairs:
+            if pair[0] in present and pair[1] in present and _pair_pattern(pair).search(text):
+                found.append(pair)
+        return found
 
     def coverage(self, text: str) -> float:
         """Share of the query's weight that `text` holds (0..1)."""
@@ -111,13 +174,24 @@ class TermWeights:
         return set(self.ascii_starts.findall(text.lower()))
 
 
+@functools.lru_cache(maxsize=256)
+def _pair_pattern(pair: tuple[str, str]) -> re.Pattern[str]:
+    first, second = (re.escape(term[: max(2, len(term) - 1)]) for term in pair)
+    return re.compile(rf"(?<![^\W_]){first}[^\W_]*(?:\W+[^\W_]+){{0,2}}?\W+{second}", re.IGNORECASE)
+
+
 @dataclass
 class ChatEvidence:
-    """The best evidence any unit of one chat gave."""
+    """What one chat's units gave: the best of each kind of evidence, and which query words it holds."""
 
-    coverage: float = 0.0
-    similarity: float | None = None
-    exact: bool = False
+    coverage: float = 0.0  # the best unit's share of the query's weight (a passage, or a few messages together)
+    similarity: float | None = None  # the best cosine of a message to the query
+    exact: bool = False  # an identifier word for word, in what the user or the assistant wrote
+    present: set[str] = field(default_factory=set)  # query stems the user's and assistant's messages hold
+    tool_present: set[str] = field(default_factory=set)  # ... that tool output holds
+    # Passages holding several query words: where consecutive ones may stand together (read only for the
+    # chats a result shows).
+    passages: list[str] = field(default_factory=list)
 
     def add(self, coverage: float | None = None, similarity: float | None = None, exact: bool = False) -> None:
         if coverage is not None:
@@ -126,21 +200,78 @@ class ChatEvidence:
             self.similarity = similarity if self.similarity is None else max(self.similarity, similarity)
         self.exact = self.exact or exact
 
-    def strength(self, weights: TermWeights) -> Strength:
-        similarity = self.similarity if self.similarity is not None else -1.0
-        if self.exact or similarity >= STRONG_SIMILARITY:
-            return "strong"
-        if self.coverage >= AGREEING_COVERAGE and similarity >= AGREEING_SIMILARITY:
-            return "strong"
-        if self.coverage >= STRONG_COVERAGE:
-            if len(weights.weights) > 1:
-                return "strong"
-            if weights.identifier or similarity >= SINGLE_TERM_SIMILARITY:
-                return "strong"
-        return "weak"
+    def add_words(self, present: set[str], text: str, tool: bool = False) -> None:
+        if tool:
+            self.tool_present |= present
+            return
+        self.present |= present
+        if len(present) > 1 and len(self.passages) < MAX_PASSAGES:
+            self.passages.append(text)
 
-    def matches(self) -> bool:
-        return self.exact or self.coverage > 0 or (self.similarity is not None and self.similarity >= MATCH_SIMILARITY)
+    def strength(self, weights: TermWeights) -> tuple[Strength, str]:
+        """Strong or weak, and why in one line."""
+        strong, why = self._decide(weights)
+        if not strong and (tool_only := [t for t in weights.ranked if t in self.tool_present - self.present]):
+            found = ", ".join(weights.words.get(t, t) for t in tool_only)
+            why = f"{why}; {found} only in tool output" if self.present else f"found only in tool output ({found})"
+        return ("strong" if strong else "weak"), why
+
+    def verdict(self, weights: TermWeights) -> Verdict:
+        """The strength with the evidence the model is shown, in the query's own words (rarest first)."""
+        strength, why = self.strength(weights)
+        named = weights.words.get
+        phrases = {pair for text in self.passages for pair in weights.phrases_in(text, self.present)}
+        meaning: Meaning | None = None
+        if self.similarity is not None:
+            s = self.similarity
+            meaning = "loose" if s < RELATED_MEANING else "related" if s < CLOSE_MEANING else "close"
+        return Verdict(
+            strength=strength,
+            matched=tuple(named(t, t) for t in weights.ranked if t in self.present),
+            missing=tuple(named(t, t) for t in weights.ranked if t not in self.present),
+            phrases=tuple(f"{named(a, a)} {named(b, b)}" for a, b in weights.pairs if (a, b) in phrases),
+            meaning=meaning,
+            why=why,
+        )
+
+    def _decide(self, weights: TermWeights) -> tuple[bool, str]:
+        similarity = -1.0 if self.similarity is None else self.similarity
+        terms = len(weights.weights)
+        # A chat the vector leg did not reach is unknown in meaning, not far (a large store's top passages).
+        by_chance = self.similarity is not None and not weights.code and self.similarity < UNRELATED_MEANING
+        if self.exact and not by_chance:
+            return True, "holds the query's identifier word for word"
+        if by_chance and (self.exact or self.coverage >= STRONG_COVERAGE):
+            return False, "holds the query's words, but is unrelated in meaning"
+        if not terms:
+            return False, "the query has no words to look for"
+        if terms <= SHORT_QUERY and self.coverage > 0 and weights.lacking_share(self.present) >= LACKING_SHARE:
+            if similarity >= CLOSE_MEANING:
+                return True, "lacks the query's rarest words, but is close in meaning"
+            return False, "lacks the query's rarest words"
+        if self.coverage >= STRONG_COVERAGE and (
+            terms > 1 or weights.identifier or similarity >= SINGLE_TERM_SIMILARITY
+        ):
+            return True, "holds the query's words together"
+        if similarity >= RELATED_MEANING:
+            return True, "close in meaning" if similarity >= CLOSE_MEANING else "related in meaning"
+        if self.coverage >= AGREEING_COVERAGE and similarity >= AGREEING_SIMILARITY:
+            return True, "holds part of the query's words and is related in meaning"
+        if self.present:
+            return False, "holds only part of the query's words"
+        return False, "only loosely related in meaning"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A chat's strength and the evidence behind it, in the query's own words (rarest first)."""
+
+    strength: Strength
+    matched: tuple[str, ...]  # query words what the user or the assistant wrote holds
+    missing: tuple[str, ...]  # query words it lacks
+    phrases: tuple[str, ...]  # consecutive query words found together
+    meaning: Meaning | None  # None: no embedding model answered
+    why: str  # one line: why it is strong or weak
 
 
 def keyword_factor(coverage: float, full: float) -> float:

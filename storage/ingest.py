@@ -25,6 +25,7 @@ from storage.redaction import Redaction
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, unit_time
 from storage.times import naive_utc
+from storage.units import MESSAGE
 
 log = logging.getLogger(__name__)
 
@@ -408,4 +409,5 @@ def _keyword_rows(conversations: Sequence[Conversation], chunks: Sequence[Chunk]
             "project": owner.project,
             "updated_at": naive_utc(owner.updated_at),
             "at": unit_time(owner, ch.first_index),
+            "tool": ch.kind == MESSAGE and owner.messages[ch.first_index].role == "tool",
         }

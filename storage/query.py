@@ -39,6 +39,9 @@ META_WORDS = frozenset(
 # Identifiers such as payment-service, use_x_forwarded_for, std::vector or v1.2.3: kept as phrases.
 _IDENTIFIER = re.compile(r"[^\W_]+(?:[-_.:/]+[^\W_]+)+")
 
+# Words joined by hyphens (fraud-check, self-hosted): an identifier the embedding model still reads.
+_HYPHENATED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+
 # TypeError, getUserById, E0106, sha256, k8s: mixed case inside a word, or letters mixed with digits.
 _CODE_WORD = re.compile(r"[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
 
@@ -55,6 +58,8 @@ _PLAIN = (
     .filter(tantivy.Filter.lowercase())
     .build()
 )
+# The same words as typed (`_PLAIN` before lower-casing), to name them back to the model.
+_TYPED = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(tantivy.Filter.remove_long(40)).build()
 
 
 def stem_tokens(text: str) -> list[str]:
@@ -95,7 +100,13 @@ class AnalysedQuery:
     text: str  # for the vector leg
     terms: tuple[str, ...]  # stemmed, de-duplicated, for the keyword leg
     phrases: tuple[tuple[str, ...], ...]  # identifiers like payment-service, as stemmed token sequences
+    words: tuple[str, ...] = ()  # each term's word as the query spelled it (what a result names)
     has_identifier: bool = False  # code-like tokens: exact words matter more than meaning
+    # Identifiers as typed (payment-service, use_x_forwarded_for): what a text holds word for word.
+    identifiers: tuple[str, ...] = ()
+    # An identifier whose meaning the embedding model cannot tell (E0106, use_x_forwarded_for,
+    # std::vector): not words joined by hyphens, which it reads as words ("self-hosted").
+    code: bool = False
     meta_only: bool = False  # nothing but meta and stop words ("what did we discuss yesterday")
 
     @property
@@ -106,25 +117,36 @@ class AnalysedQuery:
 def analyse(query: str) -> AnalysedQuery:
     text = " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS]
     words = list(_PLAIN.analyze(text))
+    typed = list(_TYPED.analyze(text))
+    spelled = dict(zip(words, typed, strict=False)) if len(typed) == len(words) else {}
     content = [w for w in words if w not in STOPWORDS and w not in META_WORDS]
     meta_only = not content
     if meta_only:  # a query of only meta words still searches with what it has
         content = [w for w in words if w not in STOPWORDS] or words
     terms: list[str] = []
+    term_words: list[str] = []
     for word in content:
         for term in stem_tokens(word):
             if term not in terms:
                 terms.append(term)
+                term_words.append(spelled.get(word, word))
     phrases = []
+    identifiers: list[str] = []
     for match in _IDENTIFIER.finditer(text):
         tokens = tuple(stem_tokens(match.group(0)))
         if 1 < len(tokens) <= 8 and tokens not in phrases:
             phrases.append(tokens)
-    identifier = bool(phrases) or any(_CODE_WORD.search(word) for word in text.split())
+            identifiers.append(match.group(0))
+    code_word = any(_CODE_WORD.search(word) for word in text.split())
+    identifier = bool(phrases) or code_word
+    code = code_word or any(not _HYPHENATED_WORDS.fullmatch(name) for name in identifiers)
     return AnalysedQuery(
         text=text,
         terms=tuple(terms[:MAX_KEYWORD_TERMS]),
+        words=tuple(term_words[:MAX_KEYWORD_TERMS]),
         phrases=tuple(phrases[:8]),
         has_identifier=identifier,
+        identifiers=tuple(identifiers[:8]),
+        code=code,
         meta_only=meta_only,
     )

@@ -41,7 +41,7 @@ def read_chat(
     position = None
     if around is not None:
         position = message_index(meta.id, meta.message_count, around, lambda mid: source.message_position(uri, mid))
-    offset = page_start(offset, limit, position, meta.message_count)
+    offset = page_start(offset, limit, position, meta.message_count, uri)
     messages = source.message_range(uri, offset, offset + limit - 1)
     focus = {m.id for m in messages if m.index == position}
     end = offset + len(messages)
@@ -77,11 +77,19 @@ def not_found(uri: str) -> NotFound:
     return NotFound(f"no chat with uri {uri!r}")
 
 
-def page_start(offset: int, limit: int, position: int | None, message_count: int) -> int:
-    """The index of a page's first message: centred on `position` when given, never past the last message."""
+def page_start(offset: int, limit: int, position: int | None, message_count: int, chat_id: str = "") -> int:
+    """The index of a page's first message: centred on `position` when given. An offset past the last
+    message is refused (UnknownMessage), naming the chat's last page."""
     if position is not None:
-        offset = max(0, position - limit // 2)
-    return max(0, min(offset, max(message_count - 1, 0)))
+        return max(0, min(position - limit // 2, max(message_count - 1, 0)))
+    if offset >= message_count and offset > 0:
+        last = max(0, message_count - limit)
+        raise UnknownMessage(
+            f"offset={offset} is past the end of chat {chat_id!r}, which has {message_count} messages "
+            f"(offsets 0-{max(message_count - 1, 0)}). Its last page: "
+            f"read_chat(uri={chat_id!r}, offset={last}, limit={limit})."
+        )
+    return offset
 
 
 def message_index(chat_id: str, message_count: int, around: str | int, position_of: Callable[[str], int | None]) -> int:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from storage.evidence import Strength
+from storage.evidence import Meaning, Strength
 from storage.models import Role
 
 SearchMode = Literal["hybrid", "keyword", "vector"]
@@ -39,6 +39,18 @@ class Match(BaseModel):
     messages: list[ShownMessage]
 
 
+class Evidence(BaseModel):
+    """Why a search found a chat, in the query's own words: what the model can check in the text."""
+
+    matched: list[str] = Field(description="Query words the chat's user and assistant messages hold, rarest first.")
+    missing: list[str] = Field(description="Query words the chat lacks, rarest first.")
+    phrases: list[str] = Field(default_factory=list, description="Consecutive query words found together.")
+    meaning: Meaning | None = Field(
+        default=None, description="How close the chat's best message is in meaning: close, related or loose."
+    )
+    why: str = Field(description="Why the chat is strong or weak, in one line.")
+
+
 class ChatHit(BaseModel):
     """A conversation in a result."""
 
@@ -57,14 +69,28 @@ class ChatHit(BaseModel):
         description="Search only. strong: the chat holds the query's distinctive words or closely matches its "
         "meaning; weak: only common words or a loose topic in common, possibly unrelated.",
     )
+    evidence: Evidence | None = Field(default=None, description="Search only: what the strength rests on.")
     matches: list[Match] = Field(default_factory=list, description="Matches in rank order (search only).")
+
+
+class OtherChat(BaseModel):
+    """A strong chat the result had no room for: read it with read_chat(uri, around=number)."""
+
+    uri: str
+    title: str
+    number: int = Field(description="The number of its best matching message, for read_chat(around=...).")
 
 
 class SearchResult(BaseModel):
     query: str
     mode: SearchMode = Field(description="Which retrieval legs answered: hybrid, keyword-only or vector-only.")
     chats: list[ChatHit] = Field(description="Strong matches first, then weak ones; each group in rank order.")
-    matching_chats: int = Field(default=0, description="How many chats matched at all (shown or not).")
+    matching_chats: int = Field(
+        default=0, description="How many chats match with real evidence (strong ones), shown or not."
+    )
+    others: list[OtherChat] = Field(
+        default_factory=list, description="Strong chats beyond those shown, best first (at most five)."
+    )
     notes: list[str] = Field(default_factory=list)
 
 

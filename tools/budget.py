@@ -1,15 +1,20 @@
 """Fitting a result into the output budget without losing the way back to what was cut.
 
-Long messages are shortened (marked `[…]`; around the part that matched, in a search); a listing or a
-page that is still too long shows fewer chats or messages. Whatever is cut is named in a note with the
-exact call that gets it back, so the model never has to guess. Each `fit_*` takes a `render` callback
-and measures the real text, notes included. Searches share their budget in `tools.search_budget`.
+Long messages are shortened (marked `[…]`, cut at a word or line boundary with no code fence left open;
+around the part that matched, in a search); a listing or a page that is still too long shows fewer
+chats or messages. Whatever is cut is named in a note with the exact call that gets it back, and the
+call for the next page repeats every argument given, so the model never has to guess. Each `fit_*`
+takes a `render` callback and measures the real text, notes included. Searches share their budget in
+`tools.search_budget`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Literal
 
 from storage.results import ChatHit, ChatPage, RecentResult, ShownMessage
 from storage.times import iso_z
@@ -30,8 +35,16 @@ def focus_pattern(query: str) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(w) for w in ordered), re.IGNORECASE)
 
 
+# A line that opens or closes a Markdown code fence.
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+# How far a cut may move to reach a line break, or a space, rather than split a word.
+SNAP = 80
+
+
 def clip(text: str, limit: int, focus: re.Pattern[str] | None = None) -> tuple[str, bool]:
-    """At most about `limit` characters of `text`, centred a little before the first focus hit."""
+    """At most about `limit` characters of `text`, centred a little before the first focus hit. The cut
+    starts and ends at a line break or a space where one is near (never inside a word that has one
+    nearby), and leaves no code fence open: a cut inside code opens and closes the fence again."""
     if len(text) <= limit:
         return text, False
     start = 0
@@ -40,8 +53,42 @@ def clip(text: str, limit: int, focus: re.Pattern[str] | None = None) -> tuple[s
         start = max(0, hit.start() - limit // 3)
     end = min(len(text), start + limit)
     start = max(0, end - limit)
-    body = text[start:end].strip()
-    return (f"{CUT} " if start else "") + body + (f" {CUT}" if end < len(text) else ""), True
+    if start:
+        start = _snap_start(text, start, end)
+    if end < len(text):
+        end = _snap_end(text, start, end)
+    body = text[start:end].strip("\n")
+    reopened = len(_FENCE.findall(text, 0, start)) % 2 == 1
+    if reopened and _FENCE.match(body):  # the cut starts at the fence that closes the code: leave it out
+        body = body.partition("\n")[2]
+        reopened = False
+    if reopened:
+        body = "```\n" + body
+    if len(_FENCE.findall(body)) % 2 == 1:
+        body += "\n```"
+    head = f"{CUT}\n" if start and reopened else f"{CUT} " if start else ""
+    tail = f"\n{CUT}" if end < len(text) and body.endswith("```") else f" {CUT}" if end < len(text) else ""
+    return head + body.strip(" ") + tail, True
+
+
+def _snap_start(text: str, start: int, end: int) -> int:
+    """`start` moved forward to the next line, or word, when one begins within reach."""
+    reach = min(start + SNAP, end - 1)
+    line = text.find("\n", start - 1, reach)
+    if line != -1:
+        return line + 1
+    space = next((i for i in range(start - 1, reach) if text[i].isspace()), None)
+    return start if space is None else space + 1
+
+
+def _snap_end(text: str, start: int, end: int) -> int:
+    """`end` moved back to the end of a line, or of a word, when one ends within reach."""
+    floor = max(end - SNAP, start + 1)
+    line = text.rfind("\n", floor, end + 1)
+    if line != -1:
+        return line
+    space = next((i for i in range(end, floor - 1, -1) if text[i].isspace()), None)
+    return end if space is None else space
 
 
 def clip_message(message: ShownMessage, limit: int, focus: re.Pattern[str] | None) -> ShownMessage:
@@ -49,13 +96,19 @@ def clip_message(message: ShownMessage, limit: int, focus: re.Pattern[str] | Non
     return message.model_copy(update={"text": text, "truncated": True}) if cut else message
 
 
-def clip_hit(hit: ChatHit, cap: int, focus: re.Pattern[str] | None, keep: int | None = None) -> ChatHit:
+def clip_hit(
+    hit: ChatHit, cap: int, focus: re.Pattern[str] | None, keep: int | None = None, answers: bool = False
+) -> ChatHit:
     """The hit's first `keep` matches (all by default), long messages clipped to `cap` (half of it around
-    a match). A match with nothing to clip is kept as it is: copying models was a search's main fitting
-    cost, done for every level tried."""
+    a match; with `answers`, the assistant's messages keep the whole `cap` too: a search shows a question
+    for its answer). A match with nothing to clip is kept as it is: copying models was a search's main
+    fitting cost, done for every level tried."""
     matches = []
     for match in hit.matches[:keep]:
-        messages = [clip_message(m, cap if m.matched else cap // 2, focus) for m in match.messages]
+        messages = [
+            clip_message(m, cap if m.matched or (answers and m.role == "assistant") else cap // 2, focus)
+            for m in match.messages
+        ]
         unchanged = all(new is old for new, old in zip(messages, match.messages, strict=True))
         matches.append(match if unchanged else match.model_copy(update={"messages": messages}))
     return hit.model_copy(update={"matches": matches})
@@ -76,15 +129,53 @@ def shortened_hints(hits: Sequence[ChatHit]) -> list[str]:
     return hints
 
 
-def _page_hints(output: RecentOutput) -> list[str]:
+def call(tool: str, **arguments: object) -> str:
+    """`recent_chats(n=2, project='homelab', before='2025-01-18T21:40:00Z')`: the arguments given, in order."""
+    shown = []
+    for name, value in arguments.items():
+        if value is None:
+            continue
+        if isinstance(value, datetime):
+            value = iso_z(value)
+        shown.append(f"{name}={quoted(value) if isinstance(value, str) else value}")
+    return f"{tool}({', '.join(shown)})"
+
+
+@dataclass(frozen=True)
+class RecentCall:
+    """What a recent_chats call asked for: the call for the next page keeps all of it."""
+
+    n: int
+    sort_order: Literal["asc", "desc"] = "desc"
+    before: datetime | None = None
+    after: datetime | None = None
+    project: str | None = None
+
+    def older(self, before: datetime) -> str:
+        return call("recent_chats", n=self.n, project=self.project, before=before, after=self.after)
+
+    def newer(self, after: datetime) -> str:
+        return call("recent_chats", n=self.n, sort_order="asc", project=self.project, after=after, before=self.before)
+
+
+def _page_hints(output: RecentOutput, asked: RecentCall) -> list[str]:
+    """The next page, the way this one went, under the same filters: no chat skipped or shown twice.
+    (The other way holds nothing: a page is the first chats past its bound.)"""
     if output.sort_order == "desc" and output.next_before is not None:
-        return [f"Older chats: recent_chats(before={quoted(iso_z(output.next_before))})."]
+        return [f"Older chats: {asked.older(output.next_before)}."]
     if output.sort_order == "asc" and output.next_after is not None:
-        return [f"Newer chats: recent_chats(sort_order='asc', after={quoted(iso_z(output.next_after))})."]
+        return [f"Newer chats: {asked.newer(output.next_after)}."]
     return []
 
 
-def fit_recent(result: RecentResult, budget: int, render: Callable[[RecentOutput], str]) -> tuple[RecentOutput, str]:
+def fit_recent(
+    result: RecentResult,
+    budget: int,
+    render: Callable[[RecentOutput], str],
+    asked: RecentCall,
+    today: date,
+    newest: datetime | None = None,
+) -> tuple[RecentOutput, str]:
     chats = list(result.chats)
     cap = max(MIN_CAP, min(400, budget // (max(1, len(chats)) * 3)))
     boundary: dict[str, object] = {}
@@ -96,6 +187,8 @@ def fit_recent(result: RecentResult, budget: int, render: Callable[[RecentOutput
             next_before=result.next_before,
             next_after=result.next_after,
             truncated=bool(boundary) or bool(shortened_hints(shown)),
+            today=today,
+            newest_chat_at=newest,
         )
         output = output.model_copy(update=boundary)
         notes = list(result.notes)
@@ -103,7 +196,7 @@ def fit_recent(result: RecentResult, budget: int, render: Callable[[RecentOutput
             notes.append("Fewer chats than asked were shown, to fit the size budget.")
         if shortened := shortened_hints(shown):
             notes.append(f"Messages marked {CUT} were shortened; read them in full: {hint_list(shortened)}.")
-        output.notes = notes + _page_hints(output)
+        output.notes = notes + _page_hints(output, asked)
         text = render(output)
         if len(text) <= budget:
             return output, text
@@ -121,12 +214,22 @@ def fit_recent(result: RecentResult, budget: int, render: Callable[[RecentOutput
             return output, text
 
 
-def fit_page(page: ChatPage, budget: int, limit: int, render: Callable[[ReadOutput], str]) -> tuple[ReadOutput, str]:
+def fit_page(
+    page: ChatPage,
+    budget: int,
+    limit: int,
+    render: Callable[[ReadOutput], str],
+    earlier: Callable[[int], tuple[int, int]] | None = None,
+) -> tuple[ReadOutput, str]:
+    """The page within `budget`: a page too long shows fewer messages (the end goes first, or the end
+    farther from the message it is centred on). The calls it offers read the adjacent pages: the later
+    one from the first message not shown, the earlier one (`earlier`: its offset and limit for a page
+    that ends just before a given message and is shown whole) up to the first message shown."""
     messages = list(page.messages)
     offset, next_offset = page.offset, page.next_offset
     cap = max(MIN_CAP, budget - 600)
     cut_ends = False
-    uri = quoted(page.chat.uri)
+    uri = page.chat.uri
     while True:
         shown = [clip_message(m, cap, None) for m in messages]
         notes: list[str] = []
@@ -135,9 +238,10 @@ def fit_page(page: ChatPage, budget: int, limit: int, render: Callable[[ReadOutp
         if cut_ends:
             notes.append("Fewer messages than asked were shown, to fit the size budget.")
         if offset > 0:
-            notes.append(f"Earlier messages: read_chat(uri={uri}, offset={max(0, offset - limit)}).")
+            start, count = earlier(offset) if earlier is not None else (max(0, offset - limit), min(limit, offset))
+            notes.append(f"Earlier messages: {call('read_chat', uri=uri, offset=start, limit=count)}.")
         if next_offset is not None:
-            notes.append(f"Later messages: read_chat(uri={uri}, offset={next_offset}).")
+            notes.append(f"Later messages: {call('read_chat', uri=uri, offset=next_offset, limit=limit)}.")
         output = ReadOutput(
             chat=page.chat,
             messages=shown,
@@ -161,3 +265,25 @@ def fit_page(page: ChatPage, budget: int, limit: int, render: Callable[[ReadOutp
             cap //= 2
         else:
             return output, text
+
+
+def whole_page_before(
+    before: ChatPage, first: int, budget: int, render: Callable[[ReadOutput], str]
+) -> tuple[int, int]:
+    """(offset, limit) of the longest page that ends just before message `first`, within `before` (the
+    messages up to it), and is shown whole within `budget`: paging back loses no message."""
+    messages = list(before.messages)
+    while len(messages) > 1:
+        start = messages[0].index
+        probe = before.model_copy(update={"messages": messages, "offset": start, "next_offset": first})
+        # the earlier call the page will offer is no longer than one naming its own offset and length
+        bound = (start, len(messages))
+        output, _ = fit_page(probe, budget, len(messages), render, _always(bound))
+        if len(output.messages) == len(messages):
+            break
+        messages = messages[-min(len(output.messages), len(messages) - 1) :]
+    return (messages[0].index, len(messages)) if messages else (max(0, first - 1), 1)
+
+
+def _always(value: tuple[int, int]) -> Callable[[int], tuple[int, int]]:
+    return lambda _: value

@@ -12,10 +12,11 @@ before it, or "do you remember" / "last time" / "continue where we left off".
 original chat (names, identifiers, technical terms); never meta words (chat, discuss, remember, \
 yesterday), never a pasted passage. Topic and time ("the nginx chat in May") -> conversation_search \
 with after/before.
-- Time anchor alone -> recent_chats; page back with before = the oldest updated_at of the page.
-- Each search result is strength='strong' or 'weak'. Weak means only common words or a loose topic \
-in common: do not present it as what the user meant. No strong match -> reword 2-3 times, then \
-recent_chats or ask the user.
+- Time anchor alone -> recent_chats; to page, make the call the result ends with.
+- Results end with today's date: count "yesterday" or "last week" back from it for after/before.
+- Each search result is strength='strong' or 'weak', with the evidence (query words the chat has and \
+lacks). Weak means only common words or a loose topic in common: do not present it as what the user \
+meant. No strong match -> reword 2-3 times, then recent_chats or ask the user.
 - A snippet is not enough -> read_chat(uri, around=the #number shown before a message).
 - Too vague to search -> ask the user a clarifying question.
 

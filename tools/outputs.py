@@ -12,6 +12,7 @@ search at 100k messages.
 
 from __future__ import annotations
 
+from datetime import date, datetime
 from typing import Any
 
 from pydantic import Field, GetJsonSchemaHandler
@@ -25,12 +26,23 @@ from storage.results import ChatPage, RecentResult, SearchResult
 _FOLDABLE = frozenset({"type", "format", "enum"})
 
 
+# An object branch folds too: its keywords constrain objects only, so `null` still passes; its own title
+# and description give way to the field's.
+_OBJECT = frozenset({"type", "properties", "required", "title", "description"})
+_ANNOTATIONS = frozenset({"title", "description"})
+
+
 def _nullable_folded(schema: dict[str, Any]) -> dict[str, Any]:
     """`{"anyOf": [{"type": "string", ...}, {"type": "null"}], ...}` as `{"type": ["string", "null"], ...}`."""
     options = schema.get("anyOf")
     if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
         return schema
     other = options[0] if options[1] == {"type": "null"} else options[1]
+    if other.get("type") == "object" and set(other) <= _OBJECT and not (set(other) - _ANNOTATIONS) & set(schema):
+        folded = {key: value for key, value in schema.items() if key != "anyOf"}
+        folded.update({key: value for key, value in other.items() if key not in folded})
+        folded["type"] = ["object", "null"]
+        return folded
     if not isinstance(other.get("type"), str) or not set(other) <= _FOLDABLE or set(other) & set(schema):
         return schema
     folded = {key: value for key, value in schema.items() if key != "anyOf"}
@@ -66,12 +78,28 @@ def _truncated() -> Any:
     )
 
 
+def _today() -> Any:
+    return Field(description="Today's date (UTC): what 'yesterday' or 'last week' count back from.")
+
+
+def _newest() -> Any:
+    return Field(
+        default=None,
+        description="When the newest chat (in the project asked for) was last updated; set when nothing strong "
+        "or nothing at all was found.",
+    )
+
+
 class SearchOutput(_FlatSchema, SearchResult):
     truncated: bool = _truncated()
+    today: date = _today()
+    newest_chat_at: datetime | None = _newest()
 
 
 class RecentOutput(_FlatSchema, RecentResult):
     truncated: bool = _truncated()
+    today: date = _today()
+    newest_chat_at: datetime | None = _newest()
 
 
 class ReadOutput(_FlatSchema, ChatPage):

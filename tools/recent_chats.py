@@ -2,13 +2,14 @@
 
 # No `from __future__ import annotations`: the tool's signature is read by the MCP SDK when
 # `register` runs, and the SDK's names are imported there.
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from tools.arguments import blank_to_none, window
-from tools.budget import fit_recent
+from tools.budget import RecentCall, fit_recent
+from tools.clock import newest_line, newest_update, today, today_line
 from tools.errors import require_chats
 from tools.outputs import RecentOutput
 from tools.render import chat_block, document
@@ -23,13 +24,15 @@ NAME = "recent_chats"
 
 
 def render(output: RecentOutput) -> str:
+    closing = [*output.notes, today_line(output.today)]
     if not output.chats:
         lead = (
-            "No chats in that time window (when paging: this was the last page). Widen it, or drop the project filter."
+            "No chats in that time window (when paging: this was the last page). Widen it, or drop the project "
+            "filter." + newest_line(output.newest_chat_at)
         )
-        return document([lead], output.notes)
+        return document([lead], closing)
     blocks = [chat_block(hit, [m.messages for m in hit.matches]) for hit in output.chats]
-    return document(blocks, output.notes)
+    return document(blocks, closing)
 
 
 def recent(
@@ -41,14 +44,18 @@ def recent(
     after: datetime | None = None,
     project: str | None = None,
     budget: int = 12_000,
+    on: date | None = None,
 ) -> tuple[RecentOutput, str]:
-    """The tool's whole behaviour, without MCP: shared by the server and the CLI."""
+    """The tool's whole behaviour, without MCP: shared by the server and the CLI. `on`: the date the
+    result names as today (the clock's, by default)."""
     after, before = window(after, before)
     project = blank_to_none(project)
     result = library.recent(n=n, sort_order=sort_order, before=before, after=after, project=project)
     if not result.chats:
         require_chats(library)
-    return fit_recent(result, budget, render)
+    asked = RecentCall(n, sort_order, before, after, project)
+    newest = None if result.chats else newest_update(library, project)
+    return fit_recent(result, budget, render, asked, on or today(), newest)
 
 
 DESCRIPTION = """\
@@ -56,8 +63,8 @@ List the user's past chats by time, newest first (sort_order='asc' for oldest fi
 
 Use it when the anchor is a time, not a topic: "what did we talk about yesterday", "my last chat", \
 "the chats from last week". Give a window with after/before on the chat's last update (ISO 8601, \
-UTC). To page further, call again with before = the oldest updated_at of the previous page (the \
-result ends with the exact call). For a topic, even at a time, use conversation_search (its \
+UTC). To page further, make the call the result ends with: it keeps your arguments and starts \
+where the page ended. For a topic, even at a time, use conversation_search (its \
 after/before select messages).
 
 Each chat shows its title, project, dates, and its first and last messages ("#1 user: ..."); \

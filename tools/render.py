@@ -1,9 +1,10 @@
 """The text the model reads: one `<chat>` block per conversation, chat content kept inert.
 
 Chat content is data, never markup, and it cannot pass for our own lines:
-- every line we write ourselves starts in the first column (`<chat`, `Title:`, `</chat>`, `Note:`, the
-  `…` between matches); every line of chat content starts with its message's `#number role:` prefix, or
-  is a continuation indented under it. No message can start a line that looks like ours;
+- every line we write ourselves starts in the first column (`<chat`, `Title:`, `Evidence:`, `</chat>`,
+  `Note:`, the `…` between matches); every line of chat content starts with its message's `#number role:`
+  prefix, or is a continuation indented under it. No message can start a line that looks like ours. A
+  chat listed in one line (`chat_line`) holds only our own words and its one-line title and project;
 - anything that reads as a `<chat` or `</chat` tag, look-alikes included (`tools.lookalikes`: Unicode's
   confusables data, invisible runs of any length), has its bracket swapped for `‹`, so no forged block
   can open or close;
@@ -122,26 +123,71 @@ def message_lines(message: ShownMessage, dated: bool) -> list[str]:
 LineMemo = dict[int, tuple["ShownMessage", bool, list[str]]]
 
 
-def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]], memo: LineMemo | None = None) -> str:
-    """One chat; `groups` are runs of consecutive messages, separated by a `…` line. `memo` keeps each
-    message's lines for the next rendering of the same message."""
+def _opening(hit: ChatHit) -> str:
     attrs = [f"uri='{attr(hit.uri)}'"]
     if hit.url:
         attrs.append(f"url='{attr(hit.url)}'")
     attrs.append(f"updated_at='{iso_z(hit.updated_at)}'")
     if hit.strength is not None:
         attrs.append(f"strength='{hit.strength}'")
-    header = [f"Title: {one_line(hit.title) or '(untitled)'}"]
+    return f"<chat {' '.join(attrs)}>"
+
+
+def _about(hit: ChatHit) -> list[str]:
+    """Title, project and dates: what names a chat."""
+    about = [one_line(hit.title) or "(untitled)"]
     if hit.project:
-        header.append(f"project {one_line(hit.project)}")
-    header.append(dates_label(hit))
+        about.append(f"project {one_line(hit.project)}")
+    about.append(dates_label(hit))
+    return about
+
+
+def evidence_line(hit: ChatHit) -> str | None:
+    """`Evidence: strong, holds the query's words together · has nginx, proxy ('reverse proxy' together) ·
+    lacks Traefik · meaning close` (search only): what the strength rests on, in the query's words."""
+    evidence = hit.evidence
+    if evidence is None:
+        return None
+    parts = [f"{hit.strength}, {evidence.why}" if hit.strength else evidence.why]
+    if evidence.matched:
+        together = f" ({', '.join(repr(p) for p in evidence.phrases)} together)" if evidence.phrases else ""
+        parts.append(f"has {', '.join(evidence.matched)}{together}")
+    if evidence.missing:
+        parts.append(f"lacks {', '.join(evidence.missing)}")
+    if evidence.meaning is not None:
+        parts.append(f"meaning {evidence.meaning}")
+    return one_line("Evidence: " + " · ".join(parts))
+
+
+def chat_line(hit: ChatHit) -> str:
+    """A chat in one line, for a weak match beside strong ones: what names it, where its best match is,
+    and why it is weak."""
+    about = _about(hit)
+    first = next((m.first_index for m in hit.matches), None)
+    if first is not None:
+        about.append(f"match at #{first + 1}")
+    evidence = hit.evidence
+    if evidence is not None:
+        words = [f"has {', '.join(evidence.matched[:4])}"] if evidence.matched else []
+        words += [f"lacks {', '.join(evidence.missing[:4])}"] if evidence.missing else []
+        about.append(one_line(f"weak: {'; '.join([evidence.why, *words])}"))
+    return f"{_opening(hit)}{' · '.join(about)}</chat>"
+
+
+def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]], memo: LineMemo | None = None) -> str:
+    """One chat; `groups` are runs of consecutive messages, separated by a `…` line. `memo` keeps each
+    message's lines for the next rendering of the same message."""
+    header = _about(hit)
+    header[0] = f"Title: {header[0]}"
     shown = [group for group in groups if group]
     header.append(span_label([(g[0].index, g[-1].index) for g in shown], hit.message_count))
     if hit.strength == "weak":
         header.append("weak match: may be unrelated")
     first, last = chat_span(hit)
     dated = day(first) != day(last)
-    lines = [f"<chat {' '.join(attrs)}>", " · ".join(header)]
+    lines = [_opening(hit), " · ".join(header)]
+    if (evidence := evidence_line(hit)) is not None:
+        lines.append(evidence)
     for position, group in enumerate(shown):
         if position:
             lines.append(MATCH_SEPARATOR)

@@ -1,30 +1,52 @@
-"""Sharing the output budget among the chats of a search, so that every requested chat is shown.
+"""Sharing the output budget among the chats of a search: the room goes to the chats that answer.
 
-Each chat gets a fair part of the budget: chats that need less than their part keep all of it and
-leave the rest to the others. A chat is fitted to its part in steps (fewer of its matches, then long
-messages cut around the part that matched, marked `[…]`), never by leaving it out. Only a budget too
-small for even one line per message drops the lowest-ranked chats. Whatever is cut is named in a note
-with the exact call that gets it back.
+When any chat is strong, each weak chat is listed in one line (what names it, where its best match is,
+why it is weak), and the strong ones share a focused result: `STRONG_ROOM` characters for each, beside
+the weak chats' lines and `NOTES_ROOM` for the notes (one strong chat and four weak ones: under 5,000
+characters). Without a strong chat every chat is shown as a block, sharing the whole budget. Each shown
+chat gets a fair part of the room: chats that need less than their part keep all of it and leave the
+rest to the others. A chat is fitted to its part in steps (fewer of its matches, each kept with its
+answer, then long messages cut around the part that matched, marked `[…]`), never by leaving it out:
+max_results chats are listed whenever that many match. Only a budget too small for even one line per
+message drops the lowest-ranked chats. Whatever is cut is named in a note with the exact call that
+gets it back.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from datetime import date, datetime
 
 from storage.results import ChatHit, SearchResult
 from tools.budget import CUT, clip_hit, focus_pattern, hint_list, shortened_hints
 from tools.outputs import SearchOutput
-from tools.render import LineMemo, chat_block, quoted
+from tools.render import LineMemo, chat_block, chat_line, quoted
 
-# (matches kept, characters kept of a matched message); messages around a match keep half as many.
-LEVELS = [(3, 4000), (3, 2000), (2, 1600), (2, 1000), (1, 1000), (1, 700), (1, 450), (1, 300), (1, 200), (1, 120)]
+# (matches kept, characters kept of a matched message and of an answer; the other messages around a
+# match keep half as many), most wanted first: the best match whole with its answer before more matches cut.
+LEVELS = [
+    (3, 4000),
+    (2, 4000),
+    (1, 4000),
+    (2, 1600),
+    (1, 2000),
+    (2, 1000),
+    (1, 1000),
+    (1, 700),
+    (1, 450),
+    (1, 300),
+    (1, 200),
+    (1, 120),
+]
 SEPARATOR = 2  # the blank line between blocks
+STRONG_ROOM = 3_300  # the most each strong chat takes beside weak ones
+NOTES_ROOM = 500  # and the notes
 
 
 def fitted(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
     keep, cap = level
-    return clip_hit(hit, cap, focus, keep)
+    return clip_hit(hit, cap, focus, keep, answers=True)
 
 
 def block(hit: ChatHit, memo: LineMemo | None = None) -> str:
@@ -73,38 +95,52 @@ def _left_out(hit: ChatHit, shown: ChatHit) -> list[str]:
     ]
 
 
-def _more_chats(result: SearchResult, shown: int, max_results: int) -> str | None:
-    if result.matching_chats <= shown:
+def listed(hit: ChatHit) -> ChatHit:
+    """A weak chat as one line: its matches keep their place in the chat, not their messages."""
+    return hit.model_copy(update={"matches": [m.model_copy(update={"messages": []}) for m in hit.matches]})
+
+
+def _more_chats(result: SearchResult, shown: Sequence[ChatHit]) -> str | None:
+    """The strong chats a result had no room for, each with the call that reads it."""
+    unshown = result.matching_chats - sum(hit.strength == "strong" for hit in shown)
+    if unshown <= 0 or not result.others:
         return None
-    more = (
-        f"conversation_search(query={quoted(result.query)}, max_results=10)"
-        if max_results < 10
-        else "a more specific query"
-    )
-    return (
-        f"Shown {shown} of {result.matching_chats} matching chats. For more: {more}, "
-        "or narrow it with project/after/before."
-    )
+    hints = [f"{quoted(o.title)}: read_chat(uri={quoted(o.uri)}, around={o.number})" for o in result.others]
+    rest = unshown - len(hints)
+    tail = f"; and {rest} more: use more specific words, or project/after/before" if rest > 0 else ""
+    return f"Shown {len(shown)} of {result.matching_chats} matching chats; the others: {'; '.join(hints)}{tail}."
 
 
 def fit_search(
     result: SearchResult,
     budget: int,
     render: Callable[[SearchOutput, LineMemo | None], str],
-    max_results: int = 10,
+    today: date,
+    newest: datetime | None = None,
 ) -> tuple[SearchOutput, str]:
+    """The result fitted to `budget`, with `today` and, when given, the newest chat's time (a weak or
+    empty result says it)."""
     focus = focus_pattern(result.query)
-    hits = list(result.chats)
-    reserve = 600  # for the notes, measured and corrected below
+    strong = sum(hit.strength == "strong" for hit in result.chats)
+    # strong chats first (the engine's order): with any, the weak ones are listed in a line each
+    hits = [hit if hit.strength == "strong" or not strong else listed(hit) for hit in result.chats]
+    blocks = [i for i, hit in enumerate(hits) if hit.strength == "strong" or not strong]
+    if strong:
+        lines = sum(len(chat_line(hit)) + SEPARATOR for hit in hits if hit.strength != "strong")
+        budget = min(budget, STRONG_ROOM * strong + lines + NOTES_ROOM)
+    reserve = 600  # for the notes and the listed chats, measured and corrected below
     dropped: list[str] = []
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] = {}  # hits only ever lose their last one
     memo: LineMemo = {}  # the lines of each message rendered so far (its objects all live in the cache)
     while True:
         usable = budget - reserve
-        shown, size = share(hits, usable, focus, fitted_cache, memo)
-        left_out = [hint for hit, fit in zip(hits, shown, strict=True) for hint in _left_out(hit, fit)]
+        fitted_blocks, size = share([hits[i] for i in blocks], usable, focus, fitted_cache, memo)
+        shown = list(hits)
+        for i, fit in zip(blocks, fitted_blocks, strict=True):
+            shown[i] = fit
+        left_out = [hint for i in blocks for hint in _left_out(hits[i], shown[i])]
         notes = list(result.notes)
-        if not dropped and (more := _more_chats(result, len(shown), max_results)):
+        if not dropped and (more := _more_chats(result, shown)):
             notes.append(more)
         if left_out:
             notes.append(f"More matches: {hint_list(left_out)}.")
@@ -117,16 +153,20 @@ def fit_search(
             mode=result.mode,
             chats=shown,
             matching_chats=result.matching_chats,
+            others=result.others,
             notes=notes,
+            today=today,
+            newest_chat_at=newest,
             truncated=bool(dropped or left_out or shortened),
         )
         text = render(output, memo)
         if len(text) <= budget:
             return output, text
-        if size <= usable and reserve < budget:  # the notes took more than was set aside for them
+        if size <= usable and reserve < budget:  # the notes and listed chats took more than was set aside
             reserve += len(text) - budget
             continue
         if len(hits) <= 1:
             return output, text
         last = hits.pop()
+        blocks = [i for i in blocks if i < len(hits)]
         dropped.insert(0, f"{quoted(last.title)}: read_chat(uri={quoted(last.uri)})")

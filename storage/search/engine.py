@@ -15,11 +15,11 @@ from typing import get_args
 
 from storage.defaults import install_hint
 from storage.embedding.embedder import Embedder
-from storage.evidence import ChatEvidence, Strength, TermWeights, strongest_first
+from storage.evidence import ChatEvidence, TermWeights, Verdict, strongest_first
 from storage.filters import Filters
 from storage.hits import ConversationMeta, chat_hit
 from storage.query import AnalysedQuery, analyse
-from storage.results import ChatHit, SearchMode, SearchResult
+from storage.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
 from storage.search import shown
 from storage.search.fusion import SHIPPED, Fused, Fusion, chat_boost, rrf, window_boost
 from storage.search.legs import LEG_DEPTH, VECTOR_OVERFETCH, Legs, keyword_leg, member_window_leg, vector_leg
@@ -29,6 +29,7 @@ from storage.stores.lance_store import LanceStore, UnitHit
 from storage.stores.vector_matrix import SCAN_THREADS
 
 SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
+MORE_CHATS = 5  # strong chats beyond those shown that a result names
 NO_FILTERS = Filters()
 
 # Query embedding and the vector leg, beside the keyword leg (`SearchEngine._legs`).
@@ -167,18 +168,25 @@ class SearchEngine:
         ranking = self.rank(query, limit=SEARCH_DEPTH, mode=used_mode, filters=filters, fusion=fusion)
         in_chat = self._by_chat(ranking)
         none = ChatEvidence()
-        strengths: dict[str, Strength] = {}
-        matching = 0
-        for cid in in_chat:
-            evidence = ranking.evidence.get(cid, none)
-            strengths[cid] = evidence.strength(ranking.weights)
-            matching += evidence.matches()
-        chosen = strongest_first((cid, strengths[cid]) for cid in in_chat)[:max_results]
-        metas = self.store.metas(chosen)
+        strengths = {cid: ranking.evidence.get(cid, none).strength(ranking.weights)[0] for cid in in_chat}
+        order = strongest_first((cid, strengths[cid]) for cid in in_chat)
+        chosen = order[:max_results]
+        others = [cid for cid in order[max_results:] if strengths[cid] == "strong"][:MORE_CHATS]
+        metas = self.store.metas(chosen + others)
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
-        chats = self._shown(chosen, metas, in_chat, ranking, strengths)
+        verdicts = {cid: ranking.evidence.get(cid, none).verdict(ranking.weights) for cid in chosen}
+        chats = self._shown(chosen, metas, in_chat, ranking, verdicts)
         return SearchResult(
-            query=query, mode=used_mode, chats=chats, matching_chats=max(matching, len(chats)), notes=notes
+            query=query,
+            mode=used_mode,
+            chats=chats,
+            matching_chats=sum(strength == "strong" for strength in strengths.values()),
+            others=[
+                OtherChat(uri=cid, title=metas[cid].title, number=ranking.units[in_chat[cid][0][0]].first_index + 1)
+                for cid in others
+                if cid in metas
+            ],
+            notes=notes,
         )
 
     def _by_chat(self, ranking: Ranking) -> dict[str, Fused]:
@@ -197,7 +205,7 @@ class SearchEngine:
         metas: dict[str, ConversationMeta],
         in_chat: dict[str, Fused],
         ranking: Ranking,
-        strengths: dict[str, Strength],
+        verdicts: dict[str, Verdict],
     ) -> list[ChatHit]:
         """The chosen chats as results show them: each chat's best units widened to a question and its
         answer, read in one pass over the store."""
@@ -208,5 +216,14 @@ class SearchEngine:
         for cid in chosen:
             by_index = {m.index: m for m in messages.get(cid, [])}
             matches = shown.matches(shown.windows(by_chat[cid], by_index), by_index)
-            chats.append(chat_hit(metas[cid], matches, span=spans.get(cid), strength=strengths[cid]))
+            verdict = verdicts[cid]
+            hit = chat_hit(metas[cid], matches, span=spans.get(cid), strength=verdict.strength)
+            hit.evidence = Evidence(
+                matched=list(verdict.matched),
+                missing=list(verdict.missing),
+                phrases=list(verdict.phrases),
+                meaning=verdict.meaning,
+                why=verdict.why,
+            )
+            chats.append(hit)
         return chats

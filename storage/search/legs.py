@@ -69,20 +69,33 @@ def keyword_leg(
     factors: dict[str, float] = {}
     presents: list[set[str]] = []
     for hit in hits:
-        present = legs.weights.present(hit.text or "")
+        text = hit.text or ""
+        present = legs.weights.present(text)
         coverage = legs.weights.share(present)
-        legs.chat(hit.conversation_id).add(coverage=coverage)
+        chat = legs.chat(hit.conversation_id)
+        chat.add_words(present.intersection(legs.weights.weights), text, tool=hit.tool)
+        if not hit.tool:  # tool output is found, but it is no evidence of what the chat was about
+            chat.add(coverage=coverage)
         presents.append(present)
         factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
     legs.keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else 1.0
-    legs.messages.append(Leg(hits, legs.keyword_weight, factors))
-    exact = keywords.read(found_exact, reader)
-    for hit in exact:
-        legs.chat(hit.conversation_id).add(exact=True)
+    # Tool output (a command's result, "Todos have been modified successfully") stays findable, ranked
+    # after every hit in what the user or the assistant wrote.
+    ranked = [hit for hit in hits if not hit.tool] + [hit for hit in hits if hit.tool]
+    legs.messages.append(Leg(ranked, legs.keyword_weight, factors))
+    exact = [hit for hit in keywords.read(found_exact, reader) if not hit.tool]
+    typed = [name.casefold() for name in analysed.identifiers]
+    for hit in exact:  # the phrase may join its words otherwise ("per hour" for per-hour): not word for word
+        text = (hit.text or "").casefold()
+        if any(name in text for name in typed):
+            legs.chat(hit.conversation_id).add(exact=True)
     if exact:  # chunks holding an identifier word for word rank as a list of their own
         legs.messages.append(Leg(exact, 1.0))
     if members:
-        legs.member_windows = member_windows(hits, [score for score, _ in scored], presents)
+        written = [i for i, hit in enumerate(hits) if not hit.tool]
+        legs.member_windows = member_windows(
+            [hits[i] for i in written], [scored[i][0] for i in written], [presents[i] for i in written]
+        )
 
 
 def vector_leg(legs: Legs, hits: list[UnitHit], depth: int, fusion: Fusion) -> None:
@@ -143,5 +156,7 @@ def member_window_leg(legs: Legs, fusion: Fusion) -> None:
             held = tuple(ids.get(index, "") for index in range(first, last + 1))
             unit = UnitHit(f"{chat}\x1fw{first}-{last}", chat, first, last, held)
         units.append(unit)
-        factors[unit.chunk_id] = keyword_factor(legs.weights.share(present), fusion.keyword_coverage)
+        coverage = legs.weights.share(present)
+        legs.chat(chat).add(coverage=coverage)  # the words of a question and its answer, together
+        factors[unit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
     legs.windows.insert(0, Leg(units, legs.keyword_weight, factors))

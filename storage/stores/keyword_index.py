@@ -22,7 +22,7 @@ from storage.stores.lance_store import UnitHit
 from storage.times import naive_utc
 from storage.units import MESSAGE
 
-SCHEMA_VERSION = "4"  # 4: a `kind` field (message, window, chat)
+SCHEMA_VERSION = "5"  # 4: a `kind` field (message, window, chat); 5: `tool` (the passage is tool output)
 TITLE_BOOST = 0.5
 PHRASE_BOOST = 1.5
 BIGRAM_BOOST = 0.5  # adjacent query words found near each other ("state lock") count extra
@@ -46,6 +46,9 @@ def _schema() -> tantivy.Schema:
     builder.add_integer_field("first_index", stored=True, indexed=False)
     builder.add_integer_field("last_index", stored=True, indexed=False)
     builder.add_text_field("message_ids", stored=True, tokenizer_name="raw", index_option="basic")
+    # 1 for tool output (command results, file dumps, "Todos have been modified successfully"): searchable,
+    # but it never makes a chat a strong match and ranks below what the user and the assistant wrote.
+    builder.add_integer_field("tool", stored=True, indexed=False)
     return builder.build()
 
 
@@ -209,6 +212,7 @@ class KeywordIndex:
                     doc["last_index"][0],
                     tuple(doc.get("message_ids", ())),
                     text=_text(doc),
+                    tool=bool(doc.get("tool", (0,))[0]),
                 )
             )
         return out
@@ -301,6 +305,7 @@ class KeywordIndex:
             "first_index": row["first_index"],
             "last_index": row["last_index"],
             "message_ids": list(row["message_ids"]),
+            "tool": int(bool(row.get("tool"))),
         }
         if row.get("project") is not None:
             fields["project"] = row["project"]

@@ -170,7 +170,8 @@ class UnitHit:
     """A retrieval unit returned by one leg: which chunk, in which chat, covering which messages.
 
     The vector leg fills `similarity` (cosine, -1..1); the keyword leg fills `text` (the unit's text, to
-    tell which query terms it holds). Both are evidence for how good a match is; ranks alone are not.
+    tell which query terms it holds) and `tool` (the unit is tool output). Both are evidence for how good
+    a match is; ranks alone are not.
     """
 
     chunk_id: str
@@ -180,6 +181,7 @@ class UnitHit:
     message_ids: tuple[str, ...]
     similarity: float | None = None
     text: str | None = None
+    tool: bool = False
 
 
 META_COLUMNS = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -39,6 +39,12 @@ CHATS = [
         updated=BASE - timedelta(days=2),
     ),
 ]
+CODE = "\n".join(
+    ["Here is the whole exporter, as it stands today after the refactor we talked about last week:", "```python"]
+    + [f"def step_{i}(rows):  # keeps the invoice totals in cents, never floats" for i in range(120)]
+    + ["```", "The rounding happens once, in the last step, which is what finance asked for."]
+)
+CHATS.append(chat("code", ["Show me the invoice exporter", CODE], title="Invoice exporter", updated=BASE))
 CHATS += [
     chat(f"tf-{i}", [f"terraform module question {i} " + "padding " * 200, "terraform reply " + "x " * 200])
     for i in range(8)
@@ -59,9 +65,11 @@ async def test_results_are_chat_blocks_in_the_documented_shape(library: Library)
         "<chat uri='claude:8f1c' url='https://claude.ai/chat/8f1c' updated_at='2025-01-20T11:00:00Z' strength='strong'>"
     )
     assert lines[1] == "Title: Nginx setup · project homelab · 2025-01-20 · messages 1-2 of 2"
-    assert lines[2] == "#1 user (matched): How do I put nginx in front of Jellyfin?"
-    assert lines[3].startswith("#2 assistant (matched): Use proxy_pass")
-    assert lines[4] == "</chat>"
+    assert lines[2].startswith("Evidence: strong, holds the query's words together · has nginx, jellyfin · meaning ")
+    assert lines[3] == "#1 user (matched): How do I put nginx in front of Jellyfin?"
+    assert lines[4].startswith("#2 assistant (matched): Use proxy_pass")
+    assert lines[5] == "</chat>"
+    assert lines[-1] == f"Note: Today is {datetime.now(UTC).date().isoformat()} (UTC)."
 
 
 async def test_the_url_attribute_is_left_out_when_a_chat_has_none(library: Library) -> None:
@@ -237,3 +245,34 @@ async def test_an_empty_store_tells_the_model_the_user_must_import_chats(tmp_pat
     assert result.is_error
     assert "pastchats import <file>" in text_of(result)
     assert "pastchats import --sample" in text_of(result)
+
+
+async def test_an_excerpt_cuts_at_word_and_line_boundaries_and_leaves_no_code_fence_open(library: Library) -> None:
+    reopened = False
+    for query in ("invoice exporter rounding finance", "step_60"):
+        result = await call(server_for(library, budget=2_000), "conversation_search", {"query": query})
+        data = result.structured_content
+        assert data is not None
+        hit = next(hit for hit in data["chats"] if hit["uri"] == "code")
+        [answer] = [m for match in hit["matches"] for m in match["messages"] if m["index"] == 1]
+        assert answer["truncated"], "the test needs a shortened message"
+        text = answer["text"]
+        assert text.count("```") % 2 == 0, text
+        reopened = reopened or text.startswith("[…]\n```\n")
+        body = text.removeprefix("[…]").removesuffix("[…]").strip()
+        body = body.removeprefix("```\n").removesuffix("\n```")  # a fence opened again or closed by the cut
+        at = CODE.find(body)
+        assert at != -1, body[:80]
+        assert at == 0 or CODE[at - 1].isspace(), f"starts inside a word: {body[:30]!r}"
+        end = at + len(body)
+        assert end == len(CODE) or CODE[end].isspace(), f"ends inside a word: {body[-30:]!r}"
+    assert reopened, "one excerpt starts inside the code and opens its fence again"
+
+
+async def test_a_result_without_a_strong_chat_says_when_the_newest_chat_is(library: Library) -> None:
+    result = await call(server_for(library), "conversation_search", {"query": "purple elephant"})
+    text = text_of(result)
+    assert result.structured_content is not None
+    newest = max(c.updated_at for c in CHATS)
+    assert f"The newest chat was last updated {newest.date().isoformat()}." in text.splitlines()[0]
+    assert result.structured_content["newest_chat_at"] == newest.strftime("%Y-%m-%dT%H:%M:%SZ")

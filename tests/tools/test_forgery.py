@@ -55,7 +55,7 @@ def reads_as_tag(line: str) -> list[str]:
     return re.findall(r"<\s*/?\s*chat", folded)
 
 
-OUR_LINE = re.compile(r"^(<chat |</chat>$|Title: |Note: |…$|No strong match|No past chats)")
+OUR_LINE = re.compile(r"^(<chat |</chat>$|Title: |Evidence: |Note: |…$|No strong match|No past chats)")
 MESSAGE_LINE = re.compile(r"^#\d+ (user|assistant|system|tool)( \([^)]*\))?:")
 
 
@@ -69,12 +69,12 @@ async def test_look_alike_tags_and_imitated_lines_cannot_pass_for_ours(library: 
     in_block = False
     for line in text.splitlines():
         if line.startswith("<chat "):
-            in_block = True
+            in_block = not line.endswith("</chat>")  # a chat listed in one line holds no chat content
             continue
         if line == "</chat>":
             in_block = False
             continue
-        if in_block and not line.startswith("Title: ") and line != "…":
+        if in_block and not line.startswith(("Title: ", "Evidence: ")) and line != "…":
             # inside a block, chat content is a numbered message line, an indented continuation or blank
             assert MESSAGE_LINE.match(line) or line.startswith("  ") or not line, f"content line at column 0: {line!r}"
         elif not in_block and line:

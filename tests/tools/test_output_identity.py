@@ -10,7 +10,7 @@ import pytest
 from bench.perf_corpus import CorpusWriter, queries
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
-from storage.results import ChatHit
+from storage.results import ChatHit, ShownMessage
 from tools.budget import clip_message, focus_pattern
 from tools.render import _swap_brackets, neutralise
 from tools.search_budget import LEVELS, SEPARATOR, block, fitted, share
@@ -47,13 +47,14 @@ def test_rendering_only_the_levels_needed_shares_the_budget_as_rendering_them_al
 
 
 def copying_everything(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
-    """A level fitted the plain way: every match copied, clipped or not."""
+    """A level fitted the plain way: every match copied, clipped or not (answers keep the whole cap)."""
     keep, cap = level
+
+    def clipped(m: ShownMessage) -> ShownMessage:
+        return clip_message(m, cap if m.matched or m.role == "assistant" else cap // 2, focus)
+
     matches = [
-        match.model_copy(
-            update={"messages": [clip_message(m, cap if m.matched else cap // 2, focus) for m in match.messages]}
-        )
-        for match in hit.matches[:keep]
+        match.model_copy(update={"messages": [clipped(m) for m in match.messages]}) for match in hit.matches[:keep]
     ]
     return hit.model_copy(update={"matches": matches})
 

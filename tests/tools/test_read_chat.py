@@ -27,8 +27,8 @@ async def test_a_page_shows_its_messages_numbered_from_one_and_the_next_call(lib
     assert "\n#11 user: turn 10 " in text
     assert [m["index"] for m in data["messages"]] == [10, 11, 12, 13, 14]
     assert data["next_offset"] == 15
-    assert "Later messages: read_chat(uri='long', offset=15)." in text
-    assert "Earlier messages: read_chat(uri='long', offset=5)." in text
+    assert "Later messages: read_chat(uri='long', offset=15, limit=5)." in text
+    assert "Earlier messages: read_chat(uri='long', offset=5, limit=5)." in text
 
 
 async def test_around_centres_the_page_on_a_message(library: Library) -> None:
@@ -100,3 +100,12 @@ async def test_a_blank_uri_is_an_error_saying_what_to_pass(library: Library) -> 
     result = await call(server_for(library), "read_chat", {"uri": "  "})
     assert result.is_error
     assert text_of(result).startswith("uri is empty. Pass the uri of a chat")
+
+
+async def test_an_offset_past_the_end_says_so_and_names_the_last_page(library: Library) -> None:
+    result = await call(server_for(library), "read_chat", {"uri": "short", "offset": 500})
+    assert result.is_error
+    assert text_of(result) == (
+        "offset=500 is past the end of chat 'short', which has 2 messages (offsets 0-1). "
+        "Its last page: read_chat(uri='short', offset=0, limit=40)."
+    )

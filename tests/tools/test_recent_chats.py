@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -80,7 +80,8 @@ async def test_the_result_ends_with_the_exact_call_for_the_next_page(library: Li
     assert data is not None
     assert [hit["uri"] for hit in data["chats"]] == [c.id for c in NEWEST_FIRST[:4]]  # a tie of 4 is kept whole
     assert data["next_before"] == "2025-01-21T10:00:00Z"
-    assert text_of(result).endswith("Note: Older chats: recent_chats(before='2025-01-21T10:00:00Z').")
+    older = "Note: Older chats: recent_chats(n=3, before='2025-01-21T10:00:00Z')."
+    assert f"\n\n{older}\n\nNote: Today is " in text_of(result)
 
 
 async def test_each_chat_shows_its_title_and_opening_messages(library: Library) -> None:
@@ -95,10 +96,22 @@ async def test_before_and_after_together_give_a_window(library: Library) -> None
     assert sorted(block_uris(text_of(result))) == [f"c{i:03}" for i in range(8, 12)]
 
 
-async def test_a_window_with_nothing_in_it_says_so(library: Library) -> None:
+async def test_a_window_with_nothing_in_it_says_so_and_when_the_newest_chat_is(library: Library) -> None:
     result = await call(server_for(library), "recent_chats", {"before": "2024-01-01T00:00:00Z"})
     assert not result.is_error
     assert text_of(result).startswith("No chats in that time window")
+    newest = NEWEST_FIRST[0].updated_at
+    assert f"The newest chat was last updated {newest.date().isoformat()}." in text_of(result).splitlines()[0]
+    assert result.structured_content is not None
+    assert result.structured_content["newest_chat_at"] == newest.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def test_every_page_states_todays_date(library: Library) -> None:
+    result = await call(server_for(library), "recent_chats", {"n": 2})
+    today = datetime.now(UTC).date().isoformat()
+    assert text_of(result).endswith(f"Note: Today is {today} (UTC).")
+    assert result.structured_content is not None
+    assert result.structured_content["today"] == today
 
 
 async def test_an_unknown_project_is_an_error_listing_the_known_ones(library: Library) -> None:

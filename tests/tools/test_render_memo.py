@@ -49,5 +49,6 @@ def test_the_tool_answers_the_same_whether_or_not_its_blocks_share_a_memo(librar
     for i, query in enumerate(queries(seed=7, count=12)):
         for budget in (600, 3000, 12_000):
             output, text = conversation_search.search(library, query, max_results=1 + i % 10, budget=budget)
-            theirs = fit_search(library.search(query, max_results=1 + i % 10), budget, without_memo, 1 + i % 10)
+            found = library.search(query, max_results=1 + i % 10)
+            theirs = fit_search(found, budget, without_memo, output.today, output.newest_chat_at)
             assert (output, text) == theirs, (query, budget)

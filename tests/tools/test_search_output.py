@@ -53,13 +53,21 @@ async def test_every_requested_chat_is_shown_within_the_budget(
         assert hit["matches"], f"{hit['uri']} is shown without a match"
 
 
-async def test_a_search_with_more_matches_than_shown_says_how_many_and_how_to_get_more(
+async def test_a_search_with_more_matches_than_shown_names_each_with_the_call_that_reads_it(
     corpus_library: Library,
 ) -> None:
-    text, data = await search(corpus_library, query="server setup", max_results=5)
-    assert data["matching_chats"] > 5
-    assert f"Shown 5 of {data['matching_chats']} matching chats." in text
-    assert "conversation_search(query='server setup', max_results=10)" in text
+    text, data = await search(corpus_library, query="postgres", max_results=1)
+    assert data["matching_chats"] == 1 + len(data["others"]) >= 2
+    others = "; ".join(f"'{o['title']}': read_chat(uri='{o['uri']}', around={o['number']})" for o in data["others"])
+    assert f"Shown 1 of {data['matching_chats']} matching chats; the others: {others}." in text
+    assert "max_results=10" not in text, "a call with more results would show the first chat again"
+
+
+async def test_matching_chats_counts_only_chats_with_real_evidence(corpus_library: Library) -> None:
+    _, data = await search(corpus_library, query="server setup", max_results=5)
+    strong = [hit for hit in data["chats"] if hit["strength"] == "strong"]
+    assert data["matching_chats"] == len(strong) + len(data["others"])
+    assert data["matching_chats"] < 5, "not every chat that shares a word"
 
 
 @pytest.mark.parametrize("query", NONSENSE)

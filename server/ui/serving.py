@@ -1,0 +1,60 @@
+"""Serving the page: a loopback socket, a fresh token, uvicorn, and the browser opened on the address."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import threading
+import webbrowser
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from server.ui.app import build_app
+from storage.errors import PastchatsError
+
+if TYPE_CHECKING:
+    from server.settings import Settings
+    from storage.library import Library
+
+
+class PortTaken(PastchatsError):
+    """The port asked for cannot be listened on."""
+
+
+HOST = "127.0.0.1"  # loopback only, whatever PASTCHATS_HOST says: the page reads and deletes chats
+
+
+def serve(settings: Settings, library: Library, *, port: int, open_browser: bool, say: Callable[[str], None]) -> None:
+    """Serve until stopped. The socket is bound first (port 0: the system picks a free one), so the
+    address printed is the one listened on, and the Host check knows its port."""
+    import uvicorn
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((HOST, port))
+    except OSError as exc:
+        raise PortTaken(
+            f"cannot listen on {HOST}:{port} ({exc.strerror}); pass another --port, or leave it out"
+        ) from None
+    port = listener.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    address = f"http://{HOST}:{port}/?token={token}"
+    config = uvicorn.Config(
+        build_app(settings, library, token, port),
+        log_config=None,  # ours go to stderr or the log file
+        log_level=settings.log_level.lower(),
+        access_log=settings.log_level == "DEBUG",
+    )
+    server = uvicorn.Server(config)
+
+    def announce() -> None:
+        while not server.started and not server.should_exit:
+            threading.Event().wait(0.02)
+        if server.started:
+            say(f"pastchats: your chats at {address}  (Ctrl-C stops)")
+            if open_browser:
+                webbrowser.open(address)
+
+    threading.Thread(target=announce, name="pastchats-ui-announce", daemon=True).start()
+    server.run(sockets=[listener])

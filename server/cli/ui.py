@@ -18,13 +18,14 @@ def ui(ctx: click.Context, port: int, no_browser: bool) -> None:
     that address, can open it. Ctrl-C stops it.
     """
     from server import transports, wiring
-    from server.ui.serving import serve
+    from server.ui.serving import listen, serve
 
     settings = make_settings(ctx)
     transports.stop_at_once_on_ctrl_c()
+    listener = listen(port)
     library = wiring.open_for_serving(settings)
     try:
-        serve(settings, library, port=port, open_browser=not no_browser, say=lambda line: click.echo(line, err=True))
+        serve(settings, library, listener, open_browser=not no_browser, say=lambda line: click.echo(line, err=True))
     finally:
         library.close()
 

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
     from storage.library import Library
 
 Page = Callable[[Context, dict[str, str]], tuple[str, Html]]
-STATIC = {"ui.css": "text/css; charset=utf-8", "ui.js": "text/javascript; charset=utf-8"}
+STATIC = {
+    "ui.css": "text/css; charset=utf-8",
+    "ui.js": "text/javascript; charset=utf-8",
+    "icon.svg": "image/svg+xml",
+}
 
 
 def _html(body: Html, status: int = 200) -> Response:

@@ -5,8 +5,8 @@ SameSite=Strict, named after the port, since cookies are shared by every port of
 browser is sent on to the same address without it, so links and reloads work and the token does not
 stay in the address bar. Any other request is refused. Host and Origin are checked as the HTTP
 transport checks them (`server.transports.ExactHost`, wrapped around this). Every answer forbids
-anything not served here (Content-Security-Policy), being framed, and sending a Referer (a chat's
-link back to claude.ai must not carry the address).
+anything not served here (Content-Security-Policy), being framed, and sending a Referer to another
+site (a chat's link back to claude.ai must not carry the address).
 
 A form that changes the store (delete, forget) also carries `csrf_token(token)`: a page of another
 site cannot know it, whatever the browser does with cookies.
@@ -31,7 +31,9 @@ HEADERS = [
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    # Not `no-referrer`: with it Chromium sends `Origin: null` on the page's own forms, which the Origin
+    # check must refuse. `same-origin` still sends nothing to another site (links out add noreferrer too).
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cache-control", b"no-store"),
 ]

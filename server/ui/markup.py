@@ -78,6 +78,7 @@ def page(title: str, body: Html, *, current: str) -> Html:
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title} · pastchats</title>
+<link rel="icon" href="/static/icon.svg">
 <link rel="stylesheet" href="/static/ui.css">
 <script src="/static/ui.js" defer></script>
 </head>

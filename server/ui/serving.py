@@ -24,19 +24,26 @@ class PortTaken(PastchatsError):
 HOST = "127.0.0.1"  # loopback only, whatever PASTCHATS_HOST says: the page reads and deletes chats
 
 
-def serve(settings: Settings, library: Library, *, port: int, open_browser: bool, say: Callable[[str], None]) -> None:
-    """Serve until stopped. The socket is bound first (port 0: the system picks a free one), so the
-    address printed is the one listened on, and the Host check knows its port."""
-    import uvicorn
-
+def listen(port: int) -> socket.socket:
+    """The page's socket on loopback, bound before the store opens so a taken port fails at once
+    (port 0: the system picks a free one); the Host check and the address printed use its port."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((HOST, port))
     except OSError as exc:
+        listener.close()
         raise PortTaken(
             f"cannot listen on {HOST}:{port} ({exc.strerror}); pass another --port, or leave it out"
         ) from None
+    return listener
+
+
+def serve(
+    settings: Settings, library: Library, listener: socket.socket, *, open_browser: bool, say: Callable[[str], None]
+) -> None:
+    """Serve on `listener` until stopped, with a token made for this run; say the address once listening."""
+    import uvicorn
+
     port = listener.getsockname()[1]
     token = secrets.token_urlsafe(32)
     address = f"http://{HOST}:{port}/?token={token}"

@@ -3,7 +3,13 @@ secrets, and a hostile one whose title, text and link are markup and script."""
 
 from __future__ import annotations
 
+import queue
+import re
+import subprocess
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,6 +20,7 @@ from server.settings import Settings
 from server.ui.app import build_app
 from storage.library import Library
 from storage.models import Conversation
+from tests.server.processes import serve_command, server_env
 from tests.tools.helpers import BASE, chat, library_with
 
 TOKEN = "test-token-0123456789abcdefghijklmnopqrstu"
@@ -96,3 +103,63 @@ def stranger(ui_library: Library) -> Iterator[TestClient]:
     app = build_app(Settings(home=ui_library.home), ui_library, TOKEN, PORT)
     with TestClient(app, base_url=f"http://127.0.0.1:{PORT}") as test_client:
         yield test_client
+
+
+ADDRESS = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
+
+
+@dataclass
+class Served:
+    """`pastchats ui --no-browser` running as a user starts it, on a store built with the real model."""
+
+    home: Path
+    address: str
+    port: int
+    process: subprocess.Popen[str]
+
+
+@contextmanager
+def ui_process(home: Path, env: dict[str, str], *extra: str, timeout: float = 120) -> Iterator[Served]:
+    args = serve_command(home, "ui", "--no-browser", *extra)
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
+    try:
+        while True:
+            line = lines.get(timeout=timeout)
+            if line is None:
+                raise RuntimeError("pastchats ui exited early:\n" + "".join(seen))
+            seen.append(line)
+            if found := ADDRESS.search(line):
+                break
+        yield Served(home, found.group(0), int(found.group(1)), process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def real_home(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) -> Path:
+    home = tmp_path_factory.mktemp("ui-store")
+    library = Library.open(home, cache_dir=model_cache_dir)
+    library.import_conversations(ui_chats())
+    library.close()
+    return home
+
+
+@pytest.fixture(scope="module")
+def served(real_home: Path, model_cache_dir: Path) -> Iterator[Served]:
+    with ui_process(real_home, server_env(model_cache_dir)) as running:
+        yield running

@@ -70,7 +70,7 @@ def test_every_page_forbids_outside_content_framing_and_referrers(client: TestCl
     assert answer.headers["content-security-policy"] == CSP
     assert "default-src 'none'" in CSP
     assert "'unsafe-inline'" not in CSP
-    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert answer.headers["referrer-policy"] == "same-origin"
     assert answer.headers["x-frame-options"] == "DENY"
     assert answer.headers["cache-control"] == "no-store"
     # Everything the page loads is its own: no script, style or image from elsewhere, no inline script.

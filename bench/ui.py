@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.perf_counter()
         status, _, headers = get(port, f"/?token={token}")
         redirect = (time.perf_counter() - t0) * 1000
+        if status != 303:
+            raise SystemExit(f"the printed address answered {status}, not the token's redirect")
         cookie = headers["set-cookie"].split(";")[0]
         first, body = timed(port, headers["location"], cookie)
         uris = re.findall(r'href="/chat\?uri=([^"&]+)', body.decode())

@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> None:
         _, chat, _ = get(port, f"/chat?uri={uris[0]}", cookie)
         words = [w for w in re.findall(r"[a-z]{6,}", chat.decode().split('class="conversation"')[-1]) if w != "matched"]
         query = quote(" ".join(words[:2]))
+        found_chats = get(port, f"/?q={query}", cookie)[1].decode().count('<section class="chat">')
         pages = {
             "search page (latest chats)": "/",
             "search": f"/?q={query}",
@@ -100,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
         "start_to_address_ms": round(ready),
         "token_redirect_ms": round(redirect, 1),
         "first_page_ms": round(first, 1),
+        "search_query": " ".join(words[:2]),
+        "search_found_chats": found_chats,
         "pages": {
             name: {
                 "p50_ms": round(statistics.median(v), 1),

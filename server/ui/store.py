@@ -7,6 +7,7 @@ from __future__ import annotations
 from server.doctor import Check, check_permissions, check_secrets, check_sources, check_store
 from server.ui.context import Context
 from server.ui.markup import Html, h, join, link, notice, when
+from storage.recent import StoreStats
 
 REDACTED_CHATS = 30
 
@@ -15,7 +16,8 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     health = h(
         '<p><a href="/health">Check its health</a> (reads the whole store: a few seconds on years of history).</p>'
     )
-    return "Store", join([_holds(ctx), health, _secrets(ctx)])
+    info = ctx.library.stats()
+    return "Store", join([_holds(info), health, _secrets(ctx, info)])
 
 
 def _counts(values: dict[str, int], what: str) -> Html:
@@ -33,8 +35,7 @@ def _counts(values: dict[str, int], what: str) -> Html:
     )
 
 
-def _holds(ctx: Context) -> Html:
-    info = ctx.library.stats()
+def _holds(info: StoreStats) -> Html:
     span = h("{} to {}", when(info.oldest), when(info.newest)) if info.oldest and info.newest else Html("empty")
     facts = [
         ("Where", h("<code>{}</code>", info.home)),
@@ -102,8 +103,7 @@ def health(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     )
 
 
-def _secrets(ctx: Context) -> Html:
-    info = ctx.library.stats()
+def _secrets(ctx: Context, info: StoreStats) -> Html:
     state = (
         "Secrets are masked as chats are imported: each is replaced by a typed placeholder before anything is written."
         if ctx.settings.redact

@@ -4,7 +4,7 @@
     uv run python -m bench.ui --home STORE [--repeats 20] [--out bench/results/ui.json]
 
 Starts `pastchats ui --no-browser` as a user does, waits for the address it prints (start-up: the
-store opened and the model loaded), then times, over real HTTP: the token's redirect and the first
+store opened, the model loaded, the page warmed up), then times, over real HTTP: the token's redirect and the first
 page (the search page with the latest chats, what the browser shows first), then `--repeats` rounds of
 every page, each round in the same order (this machine is shared and noisy: medians and p95). A
 search uses a word from a stored chat; the chat page reads the newest chat.
@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> None:
         if not uris:
             raise SystemExit("the first page lists no chat: is the store empty?")
         _, chat, _ = get(port, f"/chat?uri={uris[0]}", cookie)
-        words = [w for w in re.findall(r"[a-z]{6,}", chat.decode().split('class="conversation"')[-1]) if w != "matched"]
+        texts = " ".join(re.findall(r'<div class="text">([^<]*)</div>', chat.decode()))
+        words = re.findall(r"[a-z]{6,}", texts)
         query = quote(" ".join(words[:2]))
         found_chats = get(port, f"/?q={query}", cookie)[1].decode().count('<section class="chat">')
         pages = {

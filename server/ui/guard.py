@@ -42,6 +42,11 @@ REFUSED = (
 )
 
 
+def cookie_name(port: int) -> str:
+    """Cookies are shared by every port of a host: each page's is named after its port."""
+    return f"pastchats-ui-{port}"
+
+
 def csrf_token(token: str) -> str:
     """What a store-changing form sends back: derived from the token, so only a page served here has it."""
     return hmac.new(token.encode(), b"pastchats-ui-form", hashlib.sha256).hexdigest()
@@ -58,7 +63,7 @@ class TokenGate:
     def __init__(self, app: ASGIApp, token: str, port: int):
         self.app = app
         self._token = token.encode()
-        self.cookie = f"pastchats-ui-{port}"
+        self.cookie = cookie_name(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -60,8 +60,9 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     except BadInput as exc:
         return "Timeline", join([form, notice(str(exc), "bad")])
     counts: dict[date, Counter[str]] = {}
-    for at, _, chat_source, _ in rows:
-        counts.setdefault(period_start(at, by), Counter())[chat_source] += 1
+    by_day = Counter((at.date(), chat_source) for at, _, chat_source, _ in rows)  # times are UTC already
+    for (day, chat_source), n in by_day.items():
+        counts.setdefault(day - timedelta(days=day.weekday()) if by == "week" else day, Counter())[chat_source] += n
     if not counts:
         return "Timeline", join([form, notice("No chats to show.")])
     palette = {name: i % 8 for i, name in enumerate(sources)}

@@ -45,3 +45,14 @@ def day(params: dict[str, str], name: str) -> datetime | None:
     if parsed is None:
         raise BadInput(f"{name}: {value!r} is not a date; give one as 2025-01-20")
     return parsed
+
+
+def stored_source(sources: list[str], source: str | None) -> str | None:
+    """The source as stored, matched case-insensitively as the CLI matches it; one that names none
+    fails with the ones there are (never an empty answer)."""
+    if source is None:
+        return None
+    for name in sources:
+        if name.casefold() == source.casefold():
+            return name
+    raise BadInput(f"no chat comes from the source {source!r}; known: {', '.join(sources)}")

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from importers.sources.privacy import delete, matching
-from server.ui.context import BadInput, Context, day, text
+from server.ui.context import Context, day, stored_source, text
 from server.ui.markup import Html, h, join, link, notice
 from server.ui.parts import chat_facts, date_field, hidden, options
-from storage.errors import NotFound, PastchatsError, UnknownProject
+from storage.errors import NotFound, PastchatsError
 
 SHOWN = 20  # chats a forget's confirmation names
 WAIT = 10.0  # seconds a delete waits for another writer (an import) before saying the store is busy
@@ -50,13 +50,7 @@ def do_delete(ctx: Context, form: dict[str, str]) -> tuple[str, Html]:
 def _criteria(ctx: Context, params: dict[str, str]) -> tuple[tuple[str, ...] | None, str | None, datetime | None]:
     """The project's stored spellings, the source as stored, the date: as `pastchats forget` reads them."""
     projects = ctx.library.resolve_project(text(params, "project"))
-    source = text(params, "source")
-    if source is not None:
-        known = ctx.library.names()[0]
-        found = [name for name in known if name.casefold() == source.casefold()]
-        if not found:
-            raise BadInput(f"no chat comes from the source {source!r}; known: {', '.join(sorted(known))}")
-        source = found[0]
+    source = stored_source(ctx.library.names()[0], text(params, "source"))
     return projects, source, day(params, "before")
 
 
@@ -85,11 +79,7 @@ def ask_forget(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
         return "Forget chats", join([intro, form])
     try:
         ids = _ids(ctx, *_criteria(ctx, params))
-    except UnknownProject as exc:
-        return "Forget chats", join(
-            [intro, form, notice(f"No chat has the project {project!r}; known: {', '.join(exc.known)}", "bad")]
-        )
-    except (BadInput, PastchatsError) as exc:
+    except PastchatsError as exc:  # an unknown project or source, a date that is not one
         return "Forget chats", join([intro, form, notice(str(exc), "bad")])
     if not ids:
         return "Forget chats", join([intro, form, notice("Nothing matches: nothing to forget.")])
@@ -127,7 +117,7 @@ def do_forget(ctx: Context, form: dict[str, str]) -> tuple[str, Html]:
             title, page = ask_forget(ctx, form)
             return title, join([notice("What matches changed since you confirmed: check again.", "bad"), page])
         deleted = delete(ctx.library, ids, wait=WAIT) if ids else []
-    except (BadInput, PastchatsError) as exc:
+    except PastchatsError as exc:
         return "Forget chats", notice(str(exc), "bad")
     return "Forgotten", join(
         [notice(f"Deleted {len(deleted)} chat(s) {GONE}.", "good"), h('<p><a href="/">Back to search</a></p>')]

@@ -3,10 +3,10 @@ the source), or, before any query, the latest chats."""
 
 from __future__ import annotations
 
-from server.ui.context import BadInput, Context, day, text
+from server.ui.context import Context, day, stored_source, text
 from server.ui.markup import Html, h, join, notice
 from server.ui.parts import chat_card, date_field, options, query_terms
-from storage.errors import PastchatsError, UnknownProject
+from storage.errors import PastchatsError
 
 MAX_RESULTS = 20  # chats a search page shows; the page has no output budget to share, unlike the tool
 RECENT = 20
@@ -33,21 +33,21 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     )
     try:
         after, before = day(params, "after"), day(params, "before")
-        if source is not None:
-            source = next((s for s in sources if s.casefold() == source.casefold()), source)
+        source = stored_source(sources, source)
         if query is None:
             result = library.recent(n=RECENT, project=project, source=source, after=after, before=before)
-            heading = h("<h2 class='section'>Latest chats</h2>") if result.chats else notice(EMPTY)
+            filtered = project or source or after or before
+            heading = (
+                h("<h2 class='section'>Latest chats</h2>")
+                if result.chats
+                else notice("No chat matches these filters." if filtered else EMPTY)
+            )
             listing = join(chat_card(hit) for hit in result.chats)
             return "Search", join([form, heading, listing])
         found = library.search(
             query, max_results=MAX_RESULTS, project=project, source=source, after=after, before=before
         )
-    except UnknownProject as exc:
-        return "Search", join(
-            [form, notice(f"No chat has the project {project!r}; known: {', '.join(exc.known)}", "bad")]
-        )
-    except (BadInput, PastchatsError) as exc:
+    except PastchatsError as exc:  # an unknown project or source, a date that is not one
         return "Search", join([form, notice(str(exc), "bad")])
     notes = join(notice(n) for n in found.notes)
     if not found.chats:

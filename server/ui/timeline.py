@@ -7,10 +7,10 @@ from collections import Counter
 from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
-from server.ui.context import BadInput, Context, text
+from server.ui.context import BadInput, Context, stored_source, text
 from server.ui.markup import Html, h, join, link, notice
 from server.ui.parts import chat_card, hidden, options
-from storage.errors import UnknownProject
+from storage.errors import PastchatsError
 from storage.times import parse_iso
 
 Period = Literal["day", "week"]
@@ -36,8 +36,6 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     by: Period = "day" if params.get("by") == "day" else "week"
     project, source = text(params, "project"), text(params, "source")
     sources, projects = ctx.library.names()
-    if source is not None:
-        source = next((s for s in sources if s.casefold() == source.casefold()), source)
     by_choice = join(
         h('<option value="{}"{}>{}</option>', value, Html(" selected") if value == by else Html(""), label)
         for value, label in (("week", "by week"), ("day", "by day"))
@@ -50,14 +48,11 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
         options("source", "Source", sources, source),
     )
     try:
+        source = stored_source(sources, source)
         if text(params, "period"):
             return _period(ctx, params, by, project, source, form)
         rows = ctx.library.activity(project=project, source=source)
-    except UnknownProject as exc:
-        return "Timeline", join(
-            [form, notice(f"No chat has the project {project!r}; known: {', '.join(exc.known)}", "bad")]
-        )
-    except BadInput as exc:
+    except PastchatsError as exc:  # an unknown project or source, a period that is not a date
         return "Timeline", join([form, notice(str(exc), "bad")])
     counts: dict[date, Counter[str]] = {}
     by_day = Counter((at.date(), chat_source) for at, _, chat_source, _ in rows)  # times are UTC already

@@ -126,7 +126,12 @@ def test_search_filters_as_the_tool_does_plus_the_source(client: TestClient) -> 
     assert "Nginx setup" not in client.get("/?q=nginx+proxy&after=2025-02-01").text
     assert "Nginx setup" in client.get("/?q=nginx+proxy&after=2025-01-01&before=2025-02-01").text
     unknown = client.get("/?q=nginx&project=garden").text
-    assert "No chat has the project &#x27;garden&#x27;; known: homelab, pottery" in unknown
+    assert "project &#x27;garden&#x27; is not a known project. Known projects: &#x27;homelab&#x27;" in unknown
+    assert (
+        "no chat comes from the source &#x27;gemini&#x27;; known: claude, codex, pastchats"
+        in client.get("/?q=nginx&source=gemini").text
+    )
+    assert "No chat matches these filters." in client.get("/?source=codex&after=2025-06-01").text
     assert "is not a date" in client.get("/?q=nginx&after=soon").text
 
 
@@ -147,7 +152,8 @@ def test_the_timeline_counts_chats_per_period_and_source_and_opens_a_period(clie
     week = client.get("/timeline?period=2025-01-20").text
     titles = re.findall(r'<section class="chat"><h2><a href="[^"]+">([^<]+)</a>', week)
     assert titles == ["Nginx setup", "Sourdough starter"]
-    assert "is not a known project" not in client.get("/timeline?project=pottery").text
+    assert "is not a known project" in client.get("/timeline?project=garden").text
+    assert "no chat comes from the source" in client.get("/timeline?source=gemini").text
     assert "1 chats" in client.get("/timeline?project=Pottery").text
 
 
@@ -209,7 +215,7 @@ def test_forget_shows_what_would_go_and_deletes_it_once_confirmed(client: TestCl
 
 def test_forget_names_unknown_criteria_and_asks_for_one(client: TestClient) -> None:
     assert "Show what would go" in client.get("/forget").text
-    assert "known: homelab, pottery" in client.get("/forget?project=garden").text
+    assert "Known projects: &#x27;homelab&#x27;, &#x27;pottery&#x27;" in client.get("/forget?project=garden").text
     assert "no chat comes from the source" in client.get("/forget?source=gemini").text
     assert (
         "Say what to forget"

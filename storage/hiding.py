@@ -28,6 +28,12 @@ class Hiding:
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]:
         return [(at, cid) for at, cid in self.store.timeline(filters) if cid not in self.hidden]
 
+    def activity(self, filters: Filters) -> list[tuple[datetime, str, str, str | None]]:
+        return [row for row in self.store.activity(filters) if row[1] not in self.hidden]
+
+    def redacted_chats(self, limit: int) -> list[tuple[str, dict[str, int]]]:
+        return self.store.redacted_chats(limit, excluding=self.hidden)
+
     def time_page(
         self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
     ) -> tuple[list[tuple[datetime, str]], bool]:

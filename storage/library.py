@@ -845,14 +845,44 @@ class Library:
         before: datetime | None = None,
         after: datetime | None = None,
         project: str | None = None,
+        source: str | None = None,
     ) -> RecentResult:
         """Chats by `updated_at`; `before`/`after` are exclusive bounds and page through history.
 
         A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
+        `source`: only chats from that source (as stored).
         """
         with self._catalog() as chats:
+            return recent_page(
+                self._less_hidden(chats),
+                n=n,
+                sort_order=sort_order,
+                before=before,
+                after=after,
+                project=project,
+                source_name=source,
+            )
+
+    def activity(
+        self, *, project: str | None = None, source: str | None = None
+    ) -> list[tuple[datetime, str, str, str | None]]:
+        """(updated_at, id, source, project) of every chat (in `project`, any case; from `source`):
+        what a timeline counts."""
+        with self._catalog() as chats:
+            filters = Filters(project=project_spellings(chats, project), source=source)
+            return self._less_hidden(chats).activity(filters)
+
+    def names(self) -> tuple[list[str], list[str]]:
+        """The sources and the projects chats have, as stored (a filter's choices), without `stats`' totals."""
+        with self._catalog() as chats:
             source = self._less_hidden(chats)
-            return recent_page(source, n=n, sort_order=sort_order, before=before, after=after, project=project)
+            sources = sorted(source.column_counts("source"), key=str.casefold)
+            return sources, sorted(source.column_counts("project"), key=str.casefold)
+
+    def redacted_chats(self, limit: int = 50) -> list[tuple[str, dict[str, int]]]:
+        """The chats with the most secrets redacted, most first, each with its counts by kind."""
+        with self._catalog() as chats:
+            return self._less_hidden(chats).redacted_chats(limit)
 
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)

@@ -133,16 +133,18 @@ def recent_page(
     before: datetime | None,
     after: datetime | None,
     project: str | None,
+    source_name: str | None = None,
 ) -> RecentResult:
     """Chats by `updated_at`; `before`/`after` are exclusive bounds and page through history.
 
     A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
+    `source_name`: only chats from that source (as stored).
     """
     from storage.hits import chat_hit
     from storage.results import RecentResult
 
     projects = project_spellings(source, project)
-    filters = Filters(project=projects, after=after, before=before)
+    filters = Filters(project=projects, source=source_name, after=after, before=before)
     page, more = source.time_page(filters, n, sort_order)
     metas = source.metas([cid for _, cid in page])
     spans = {cid: preview_spans(meta.message_count) for cid, meta in metas.items()}

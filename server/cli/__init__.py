@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from server.cli import data, model, query, serve, setup
+from server.cli import data, model, query, serve, setup, ui
 from server.cli.common import PastchatsGroup
 from storage.owner_only import restrict_new_files
 
@@ -24,7 +24,7 @@ __all__ = ["cli", "main"]
 # The order a newcomer meets the commands in, as `pastchats --help` lists them.
 SECTIONS: list[tuple[str, list[str]]] = [
     ("Getting started", ["import", "model", "setup", "doctor"]),
-    ("Finding chats", ["search", "recent", "read", "stats"]),
+    ("Finding chats", ["search", "recent", "read", "stats", "ui"]),
     ("Keeping the store", ["sync", "reindex", "delete", "forget", "export"]),
     ("Serving", ["serve"]),
 ]
@@ -81,6 +81,7 @@ EXAMPLES: dict[str, list[str]] = {
     "delete": ["pastchats delete sample-kyoto-trip"],
     "forget": ["pastchats forget --project work --before 2025-01-01", "pastchats forget --source chatgpt --yes"],
     "export": ["pastchats export --out chats.jsonl", "pastchats export --project work --format json --out work.json"],
+    "ui": ["pastchats ui", "pastchats ui --no-browser --port 8800   # print the address, open it yourself"],
     "serve": ["pastchats serve", "pastchats serve --transport streamable-http --port 8765"],
 }
 
@@ -93,7 +94,7 @@ def with_examples(command: click.Command, path: str) -> None:
             with_examples(sub, f"{path} {name}")
 
 
-for family in (data, model, query, serve, setup):
+for family in (data, model, query, serve, setup, ui):
     for command in family.COMMANDS:
         cli.add_command(command)
         with_examples(command, command.name or "")

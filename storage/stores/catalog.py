@@ -286,9 +286,12 @@ class Catalog:
         before: datetime | None = None,
         after: datetime | None = None,
         project: str | None = None,
+        source: str | None = None,
     ) -> RecentResult:
         """As `Library.recent`."""
-        return recent_page(self, n=n, sort_order=sort_order, before=before, after=after, project=project)
+        return recent_page(
+            self, n=n, sort_order=sort_order, before=before, after=after, project=project, source_name=source
+        )
 
     def stats(self) -> StoreStats:
         """As `Library.stats`."""
@@ -359,6 +362,28 @@ class Catalog:
         clauses, args = self._where(filters)
         rows = self._db.execute(f"SELECT updated, id FROM chats{clauses}", args)  # placeholders only
         return [(_EPOCH + timedelta(microseconds=row["updated"]), row["id"]) for row in rows]
+
+    def activity(self, filters: Filters) -> list[tuple[datetime, str, str, str | None]]:
+        """(updated_at, id, source, project) of every chat passing the filters: what a timeline counts.
+        The columns come before the messages in each row, so their pages are not read."""
+        clauses, args = self._where(filters)
+        rows = self._db.execute(f"SELECT updated, id, source, project FROM chats{clauses}", args)
+        return [(_time(int(updated)), str(cid), str(source), project) for updated, cid, source, project in rows]
+
+    def redacted_chats(self, limit: int, excluding: frozenset[str] = frozenset()) -> list[tuple[str, dict[str, int]]]:
+        """The chats with the most secrets redacted (not in `excluding`), most first, each with its
+        counts by kind (most first)."""
+        query = "SELECT id FROM redactions GROUP BY id ORDER BY sum(count) DESC, id LIMIT ?"
+        ids = [str(row[0]) for row in self._db.execute(query, (limit + len(excluding),)) if row[0] not in excluding]
+        ids = ids[:limit]
+        kinds: dict[str, dict[str, int]] = {cid: {} for cid in ids}
+        for batch in self._batches(ids):
+            rows = self._db.execute(
+                f"SELECT id, kind, count FROM redactions WHERE id IN ({_marks(batch)}) ORDER BY count DESC, kind", batch
+            )
+            for cid, kind, count in rows:
+                kinds[cid][str(kind)] = int(count)
+        return list(kinds.items())
 
     def time_page(
         self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]

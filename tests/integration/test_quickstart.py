@@ -98,3 +98,20 @@ def test_an_unknown_model_name_fails_with_a_clear_message(fresh_venv: Path, tmp_
     assert "sentence-transformers/all-MiniLM-L6-v2" in done.stderr
     assert "pastchats model list" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_installed_package_carries_the_pages_own_files(fresh_venv: Path, tmp_path: Path) -> None:
+    """`pastchats ui` works offline: its stylesheet, script and icon are inside the wheel."""
+    read = "from importlib.resources import files; s = files('server.ui') / 'static'; " + (
+        "print(sorted(p.name for p in s.iterdir()))"
+    )
+    done = subprocess.run(
+        [str(fresh_venv / "bin" / "python"), "-c", read],
+        env=clean_env(fresh_venv, tmp_path),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['icon.svg', 'ui.css', 'ui.js']"
+    assert "--no-browser" in pastchats(fresh_venv, tmp_path, "ui", "--help").stdout

@@ -38,6 +38,9 @@ def visible(library: Library) -> dict[str, set[str]]:
         "search_units": {u.conversation_id for u in library.search_units("nginx reverse proxy")},
         "recent": {c.uri for c in library.recent(n=10).chats},
         "project": {c.uri for c in library.recent(n=10, project="homelab").chats},
+        "source": {c.uri for c in library.recent(n=10, source="pastchats").chats},
+        "activity": {cid for _, cid, _, _ in library.activity()},
+        "activity of a project": {cid for _, cid, _, _ in library.activity(project="HOMELAB")},
         "iter": {c.id for c in library.iter_conversations()},
         "read": set(),
         "get": set(),
@@ -62,6 +65,19 @@ def test_a_committed_delete_is_hidden_from_every_read_of_a_library_opened_before
         assert "nginx" not in shown, read
         assert "caddy" in shown, read  # and the others still are: a page is filled from the rest
     assert visible(Library.open(home, embedder=HashEmbedder(), heal=False))["recent"] == {"caddy", "bread"}
+
+
+def test_where_secrets_were_masked_leaves_out_a_committed_delete(home: Path) -> None:
+    library = Library.open(home, embedder=HashEmbedder())
+    token = "ghp_R7x2Kq9LmZ4vT8wN3pY6cB1dF5hJ0sA2uXkE"
+    library.import_conversations(
+        [chat("keys", [f"my token {token} and AKIAZ7QW3ERT5YUI2OP4", "Rotate them."]), chat("one", [token, "ok"])]
+    )
+    both = {"aws-access-token": 1, "github-pat": 1}
+    assert library.redacted_chats() == [("keys", both), ("one", {"github-pat": 1})]
+    WriteLock(home).commit_delete(["keys"])
+    assert library.redacted_chats() == [("one", {"github-pat": 1})]
+    assert library.names() == (["pastchats"], ["homelab"])
 
 
 def test_search_fills_its_results_from_the_other_chats(home: Path) -> None:

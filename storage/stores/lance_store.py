@@ -214,7 +214,9 @@ def _scored_hits(best: list[tuple[float, int]], table: pa.Table) -> list[tuple[f
 
 
 def _messages_to_json(messages: Sequence[Message]) -> str:
-    return json.dumps([m.model_dump(mode="json") for m in messages], ensure_ascii=False)
+    """The messages as one JSON array (as `json.dumps` of the list writes it), dumped one message at a
+    time: a million messages' dictionaries are never held at once."""
+    return "[" + ", ".join(json.dumps(m.model_dump(mode="json"), ensure_ascii=False) for m in messages) + "]"
 
 
 @dataclass
@@ -606,6 +608,35 @@ class LanceStore:
         ids = [c.id for c in conversations]
         scope = sql_in("conversation_id", ids)
         self.matrix.note_changes(ids)  # before the commit: the vector leg takes these from LanceDB meanwhile
+        self._replace(self.chunks, "id", self._chunk_table(conversations, chunks, vectors, versions, pending), scope)
+
+    def add_derived(
+        self,
+        conversation: Conversation,
+        chunks: Sequence[Chunk],
+        vectors: Vectors,
+        version: str,
+        pending: Sequence[bool],
+    ) -> None:
+        """Upsert one slice of a long chat's chunks (`storage.ingest`); `drop_other_versions` ends it."""
+        self.matrix.note_changes([conversation.id])
+        table = self._chunk_table([conversation], chunks, vectors, {conversation.id: version}, pending)
+        self.chunks.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+
+    def drop_other_versions(self, conversation_id: str, version: str) -> None:
+        """Delete a chat's chunks built from any other version of it: after its slices are all written,
+        what is left of them is what the chat no longer holds."""
+        self.matrix.note_changes([conversation_id])
+        self.chunks.delete(f"{sql_in('conversation_id', [conversation_id])} AND version != {sql_string(version)}")
+
+    def _chunk_table(
+        self,
+        conversations: Sequence[Conversation],
+        chunks: Sequence[Chunk],
+        vectors: Vectors,
+        versions: Mapping[str, str],
+        pending: Sequence[bool] | None,
+    ) -> pa.Table:
         by_id = {c.id: c for c in conversations}
         owners = [by_id[ch.conversation_id] for ch in chunks]
         flags = list(pending) if pending is not None else [False] * len(chunks)
@@ -629,11 +660,10 @@ class LanceStore:
             "version": [versions[c.id] for c in owners],
         }
         schema = _chunk_schema(self.dim)
-        chunk_table = pa.Table.from_arrays(
+        return pa.Table.from_arrays(
             [pa.array(columns[f.name], f.type) if f.name != "vector" else columns[f.name] for f in schema],
             schema=schema,
         )
-        self._replace(self.chunks, "id", chunk_table, scope)
 
     @staticmethod
     def _replace(table: Any, key: str, rows: pa.Table, scope: str) -> None:

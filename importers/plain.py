@@ -120,10 +120,11 @@ def _build(raw: _PlainConversation, fallback_time: datetime, report: ImportRepor
         updated = updated or created
     if updated < created:
         updated = created
-    messages = [
-        Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=moments[i])
-        for i, m in enumerate(raw.messages)
-    ]
+    # Each read message is let go as its model is made: a long chat is never held twice over.
+    messages = []
+    for i, m in enumerate(raw.messages):
+        messages.append(Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=moments[i]))
+        raw.messages[i] = None  # type: ignore[call-overload]
     return Conversation(
         id=raw.id,
         source=raw.source or "pastchats",
@@ -233,7 +234,9 @@ class PlainImporter(Importer):
                 report.skip(where, f"expected a conversation object, got {type(item).__name__}")
                 continue
             try:
-                conversation = _build(_PlainConversation.model_validate(item), fallback_time, report)
+                raw = _PlainConversation.model_validate(item)
+                item.clear()  # the parsed JSON, which the reader above still refers to: not held beside the models
+                conversation = _build(raw, fallback_time, report)
             except ValidationError as exc:
                 report.skip(where, describe_validation_error(exc))
                 continue

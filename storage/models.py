@@ -6,6 +6,7 @@ Times are UTC everywhere: an aware datetime is converted, a naive one is taken t
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -31,6 +32,19 @@ def content_hash(*parts: str) -> str:
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")
     return digest.hexdigest()
+
+
+def in_order(messages: Iterable[Message]) -> Iterator[Message]:
+    """The messages, checked as a conversation holds them (each at its position, no id twice) as they
+    are read: a stored chat's messages can be checked without holding them all."""
+    seen: set[str] = set()
+    for position, message in enumerate(messages):
+        if message.index != position:
+            raise ValueError(f"message {message.id!r} has index {message.index}, expected {position}")
+        if message.id in seen:
+            raise ValueError(f"message id {message.id!r} appears twice")
+        seen.add(message.id)
+        yield message
 
 
 class Message(BaseModel):
@@ -65,13 +79,8 @@ class Conversation(BaseModel):
 
     @model_validator(mode="after")
     def _check_messages(self) -> Conversation:
-        seen: set[str] = set()
-        for position, message in enumerate(self.messages):
-            if message.index != position:
-                raise ValueError(f"message {message.id!r} has index {message.index}, expected {position}")
-            if message.id in seen:
-                raise ValueError(f"message id {message.id!r} appears twice")
-            seen.add(message.id)
+        for _ in in_order(self.messages):
+            pass
         if self.updated_at < self.created_at:
             raise ValueError("updated_at is earlier than created_at")
         return self

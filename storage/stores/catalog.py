@@ -87,6 +87,7 @@ class Truth(Protocol):
     def conversation_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
     def passage_counts(self, conversation_ids: Sequence[str] | None = None) -> dict[str, tuple[int, int]]: ...
     def to_conversation(self, row: dict[str, Any]) -> Conversation: ...
+    def stored_messages(self, row: dict[str, Any]) -> Iterator[Message]: ...
     def chunk_count(self) -> int: ...
     def pending_count(self) -> int: ...
 
@@ -563,6 +564,8 @@ def refresh(home: Path, store: Truth, ids: Sequence[str] | None) -> None:
 def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Catalog rows for these chats, from the conversations table and the passages' counts, and their
     redactions' rows."""
+    from storage.models import in_order  # pydantic: readers of a current catalog never load it
+
     stored = store.conversation_rows(ids)
     passages = store.passage_counts(list(stored))
     rows = []
@@ -570,17 +573,18 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]],
     for cid in ids:
         if cid not in stored:
             continue
-        try:
-            conversation = store.to_conversation(stored[cid])
+        try:  # the chat without its messages, then its messages one at a time: bounded by one message
+            conversation = store.to_conversation({**stored[cid], "messages_json": "[]"})
+            messages = in_order(store.stored_messages(stored[cid]))
+            held: list[list[Any]] = [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in messages]
         except ValueError as exc:  # a row that no longer validates: repair sets it aside
             log.warning("%s cannot be read (%s); left out of the catalog", cid, exc)
             continue
-        held: list[list[Any]] = [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in conversation.messages]
         spans = preview_spans(len(held))
         shown = [m for m in held if any(first <= m[1] <= last for first, last in spans)]
         times = [int(m[4]) for m in held if m[4] is not None]
         chunks, pending = passages.get(cid, (0, 0))
-        found = redaction_counts([conversation.title, *(m.text for m in conversation.messages)])
+        found = redaction_counts([conversation.title, *(m[3] for m in held)])
         redacted.extend((cid, conversation.source, kind, n) for kind, n in found.items())
         rows.append(
             (

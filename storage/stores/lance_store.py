@@ -14,12 +14,13 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+import ijson
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -460,6 +461,14 @@ class LanceStore:
             url=row["url"],
             messages=[Message.model_validate(m) for m in json.loads(row["messages_json"])],
         )
+
+    @staticmethod
+    def stored_messages(row: dict[str, Any]) -> Iterator[Message]:
+        """A stored chat's messages, parsed from its JSON one at a time and checked as a conversation
+        checks them (`to_conversation` validates the rest of the row): a chat of a million messages is
+        never all in memory at once as dictionaries and models."""
+        for item in ijson.items(row["messages_json"].encode("utf-8"), "item"):
+            yield Message.model_validate(item)
 
     @_survives_cleanup
     def conversation_ids(self, where: str | None = None) -> list[str]:

@@ -297,9 +297,10 @@ class Ingestor:
         Rows of another version of the chat are dropped at the end; the journal names the chat until
         then, so a crash part way is finished by the next writer. `counts` gets (embedded, reused)."""
         stream = iter_chunks(conversation, self.model_name, self.options)
+        fresh = not self.store.holds_derived(conversation.id)
         while chunks := list(itertools.islice(stream, SLICE_CHUNKS)):
             vectors, pending, embedded, reused = self._vectors(chunks, embed)
-            self.store.add_derived(conversation, chunks, vectors, version, pending)
+            self.store.add_derived(conversation, chunks, vectors, version, pending, fresh=fresh)
             counts[0], counts[1] = counts[0] + embedded, counts[1] + reused
             yield from _keyword_rows([conversation], chunks)
             del chunks, vectors, pending

@@ -467,8 +467,11 @@ class LanceStore:
         """A stored chat's messages, parsed from its JSON one at a time and checked as a conversation
         checks them (`to_conversation` validates the rest of the row): a chat of a million messages is
         never all in memory at once as dictionaries and models."""
-        for item in ijson.items(row["messages_json"].encode("utf-8"), "item"):
-            yield Message.model_validate(item)
+        try:
+            for item in ijson.items(row["messages_json"].encode("utf-8"), "item"):
+                yield Message.model_validate(item)
+        except ijson.JSONError as exc:  # as `json.loads` would: a row that does not validate
+            raise ValueError(f"its messages are not valid JSON ({exc})") from None
 
     @_survives_cleanup
     def conversation_ids(self, where: str | None = None) -> list[str]:
@@ -626,11 +629,20 @@ class LanceStore:
         vectors: Vectors,
         version: str,
         pending: Sequence[bool],
+        *,
+        fresh: bool = False,
     ) -> None:
-        """Upsert one slice of a long chat's chunks (`storage.ingest`); `drop_other_versions` ends it."""
+        """Upsert one slice of a long chat's chunks (`storage.ingest`); `drop_other_versions` ends it. A chat
+        with no chunk stored yet (`fresh`) has its slices appended: no join against every stored chunk."""
         self.matrix.note_changes([conversation.id])
         table = self._chunk_table([conversation], chunks, vectors, {conversation.id: version}, pending)
-        self.chunks.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+        if fresh:
+            self.chunks.add(table)
+        else:
+            self.chunks.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+
+    def holds_derived(self, conversation_id: str) -> bool:
+        return bool(self.chunks.count_rows(sql_in("conversation_id", [conversation_id])))
 
     def drop_other_versions(self, conversation_id: str, version: str) -> None:
         """Delete a chat's chunks built from any other version of it: after its slices are all written,

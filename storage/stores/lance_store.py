@@ -214,10 +214,21 @@ def _scored_hits(best: list[tuple[float, int]], table: pa.Table) -> list[tuple[f
     ]
 
 
-def _messages_to_json(messages: Sequence[Message]) -> str:
-    """The messages as one JSON array (as `json.dumps` of the list writes it), dumped one message at a
-    time: a million messages' dictionaries are never held at once."""
-    return "[" + ", ".join(json.dumps(m.model_dump(mode="json"), ensure_ascii=False) for m in messages) + "]"
+def _messages_column(conversations: Sequence[Conversation]) -> pa.Array:
+    """Each conversation's messages as one JSON array (as `json.dumps` of the list writes it), written
+    one message at a time into one buffer that Arrow takes as it is: a chat of a million messages is
+    never held as a million dictionaries, nor as a Python string and its copy."""
+    data = bytearray()
+    offsets = [0]
+    for conversation in conversations:
+        data += b"["
+        for position, message in enumerate(conversation.messages):
+            data += b", " if position else b""
+            data += json.dumps(message.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+        data += b"]"
+        offsets.append(len(data))
+    starts = pa.array(offsets, pa.int64()).buffers()[1]
+    return pa.LargeStringArray.from_buffers(len(conversations), starts, pa.py_buffer(data))
 
 
 @dataclass
@@ -586,22 +597,20 @@ class LanceStore:
 
     def write_conversations(self, conversations: Sequence[Conversation], versions: Mapping[str, str]) -> None:
         """Upsert the truth; `versions` are the conversations' fingerprints (computed once by the caller)."""
-        rows = [
-            {
-                "id": c.id,
-                "source": c.source,
-                "title": c.title,
-                "created_at": naive_utc(c.created_at),
-                "updated_at": naive_utc(c.updated_at),
-                "project": c.project,
-                "url": c.url,
-                "message_count": len(c.messages),
-                "version": versions[c.id],
-                "messages_json": _messages_to_json(c.messages),
-            }
-            for c in conversations
-        ]
-        table = pa.Table.from_pylist(rows, schema=_conversation_schema())
+        columns: dict[str, list[Any]] = {
+            "id": [c.id for c in conversations],
+            "source": [c.source for c in conversations],
+            "title": [c.title for c in conversations],
+            "created_at": [naive_utc(c.created_at) for c in conversations],
+            "updated_at": [naive_utc(c.updated_at) for c in conversations],
+            "project": [c.project for c in conversations],
+            "url": [c.url for c in conversations],
+            "message_count": [len(c.messages) for c in conversations],
+            "version": [versions[c.id] for c in conversations],
+        }
+        schema = _conversation_schema()
+        arrays = [pa.array(columns[f.name], f.type) for f in schema if f.name != "messages_json"]
+        table = pa.Table.from_arrays([*arrays, _messages_column(conversations)], schema=schema)
         self.matrix.note_changes(c.id for c in conversations)  # before the commit: the vector leg then asks LanceDB
         self.conversations.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
 

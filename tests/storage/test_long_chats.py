@@ -19,9 +19,11 @@ from storage.library import Library
 from tests.storage.helpers import conversation
 
 ROOT = Path(__file__).resolve().parents[2]
-# Well above what 200,000 messages take now (~0.7 GB) and far below what they took when a chat was indexed
-# whole (~3.5 GB): a regression to holding the whole chat's passages fails here.
-PEAK_MIB = 1100
+# Well above what 100,000 messages take now (~0.66 GB) and far below what they took when a chat was indexed
+# whole (~1.96 GB): a regression to holding the whole chat's passages fails here. (A million messages:
+# docs/BENCHMARKS.md; 100,000 keep the test under a minute.)
+MESSAGES = 100_000
+PEAK_MIB = 1024
 
 
 def long_chat(cid: str, count: int) -> list[str]:
@@ -98,11 +100,11 @@ def test_a_long_chat_cut_off_between_slices_blocks_no_later_import(tmp_path, mon
 
 
 @pytest.mark.integration
-def test_a_chat_of_200k_messages_imports_within_a_fixed_memory_budget(tmp_path):
+def test_a_chat_of_100k_messages_imports_within_a_fixed_memory_budget(tmp_path):
     source = tmp_path / "long.jsonl"
     with source.open("w", encoding="utf-8") as out:
         out.write('{"id": "long", "title": "a long chat", "updated_at": "2025-01-01T00:00:00Z", "messages": [')
-        for i in range(200_000):
+        for i in range(MESSAGES):
             role = "user" if i % 2 == 0 else "assistant"
             out.write(("," if i else "") + json.dumps({"role": role, "text": f"message {i} about topic {i % 977}"}))
         out.write("]}\n")
@@ -117,6 +119,6 @@ def test_a_chat_of_200k_messages_imports_within_a_fixed_memory_budget(tmp_path):
     output = (tmp_path / "out.txt").read_text()
     assert child.returncode == 0, output
     assert "2 new" in output, output
-    assert "200001 messages" in output, output
+    assert f"{MESSAGES + 1} messages" in output, output
     peak_mib = usage.ru_maxrss / 1024
-    assert peak_mib < PEAK_MIB, f"peak RSS {peak_mib:.0f} MiB importing one chat of 200,000 messages"
+    assert peak_mib < PEAK_MIB, f"peak RSS {peak_mib:.0f} MiB importing one chat of {MESSAGES:,} messages"

@@ -94,7 +94,7 @@ def build_server(settings: Settings, library_factory: LibraryFactory | None = No
         name="pastchats",
         title="pastchats: your past chats",
         instructions=INSTRUCTIONS,
-        version=version("pastchats-mcp"),
+        version=version("pastchats"),
         lifespan=lifespan,
         log_level=settings.log_level,
     )

@@ -17,18 +17,27 @@ from server.settings import Settings
 
 @dataclass
 class Check:
+    """`ok` False is a problem; with `warning` it is worth knowing but does not fail `doctor` (no MCP
+    client configured: many use the CLI alone, or a client `setup` does not know)."""
+
     name: str
     ok: bool
     summary: str
     fix: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    warning: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return not self.ok and not self.warning
 
 
 def check_model(settings: Settings) -> Check:
+    from server.cli.common import install_hint
     from server.cli.model import model_report
 
     report = model_report(settings)
-    fix = f"pastchats model install {report['model']}  (offline: add --from DIR, a fastembed cache or model folder)"
+    fix = install_hint(report["model"])
     if report["loads"]:
         return Check("model", True, f"{report['model']} is installed and loads ({report['dim']} dims)", None, report)
     return Check("model", False, report["problem"] or f"{report['model']} does not load", fix, report)
@@ -127,13 +136,15 @@ def check_sources(settings: Settings) -> Check:
     return Check("sources", True, f"sync finds {listed}", None, details)
 
 
-def check_clients(settings: Settings) -> Check:
+def check_clients(settings: Settings, only: str | None = None) -> Check:
+    """Every client `setup` knows (none configured is a warning), or only the one asked about (then
+    it must be configured)."""
     from server.setup_clients import CLIENTS, configured_entry, default_config_path
 
     system = platform.system()
     configured: dict[str, Any] = {}
     broken: list[str] = []
-    for name in CLIENTS:
+    for name in [only] if only else CLIENTS:
         path = default_config_path(name, system, settings.user_home, settings.agent_env)
         entry = configured_entry(name, path)
         if entry is None:
@@ -148,31 +159,33 @@ def check_clients(settings: Settings) -> Check:
         names = ", ".join(broken)
         fixes = "; ".join(f"pastchats setup {name}" for name in broken)
         return Check("clients", False, f"{names}: the configured command does not exist", fixes, details)
+    if only and not configured:
+        fix = f"pastchats setup {only}"
+        return Check("clients", False, f"{CLIENTS[only].title} is not configured to start pastchats", fix, details)
     if not configured:
-        fix = "pastchats setup claude-desktop  (or claude-code, cursor, vscode)"
-        return Check("clients", False, "no MCP client is configured to start pastchats", fix, details)
+        fix = "pastchats setup claude-desktop  (or claude-code, cursor, vscode); `doctor --cli` checks the CLI alone"
+        summary = "no MCP client that `setup` knows is configured to start pastchats"
+        return Check("clients", False, summary, fix, details, warning=True)
     return Check("clients", True, "configured: " + ", ".join(CLIENTS[n].title for n in configured), None, details)
 
 
-def run_checks(settings: Settings) -> list[Check]:
+def run_checks(settings: Settings, *, client: str | None = None, cli_only: bool = False) -> list[Check]:
+    """Every check; `client`: only that MCP client's config; `cli_only`: no client at all."""
     model = check_model(settings)
     store = check_store(settings, model.ok)
-    return [
-        model,
-        store,
-        check_secrets(settings),
-        check_permissions(settings),
-        check_sources(settings),
-        check_clients(settings),
-    ]
+    checks = [model, store, check_secrets(settings), check_permissions(settings), check_sources(settings)]
+    return checks if cli_only else [*checks, check_clients(settings, client)]
 
 
 def render(checks: list[Check]) -> str:
     lines = []
     for check in checks:
-        lines.append(f"{'ok ' if check.ok else 'BAD'} {check.name}: {check.summary}")
+        mark = "ok  " if check.ok else "BAD " if check.failed else "warn"
+        lines.append(f"{mark} {check.name}: {check.summary}")
         if check.fix:
             lines.append(f"    fix: {check.fix}")
-    bad = sum(not check.ok for check in checks)
-    lines.append("All good." if not bad else f"{bad} problem(s).")
+    bad = sum(check.failed for check in checks)
+    warned = sum(check.warning and not check.ok for check in checks)
+    verdict = "All good" if not bad else f"{bad} problem(s)"
+    lines.append(verdict + (f", {warned} warning(s)." if warned else "."))
     return "\n".join(lines)

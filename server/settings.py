@@ -68,7 +68,10 @@ __all__ = [
 class Settings(BaseSettings):
     """pastchats settings. Environment variables are `PASTCHATS_<NAME>` unless noted."""
 
-    model_config = SettingsConfigDict(env_prefix="PASTCHATS_", validate_by_name=True, extra="ignore")
+    # A variable set but empty (a setting left blank in a bundle's or a client's config) means the default.
+    model_config = SettingsConfigDict(
+        env_prefix="PASTCHATS_", validate_by_name=True, extra="ignore", env_ignore_empty=True
+    )
 
     home: Path = Field(
         default_factory=default_home,

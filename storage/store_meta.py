@@ -31,8 +31,8 @@ def refuse_newer(home: Path) -> None:
     if isinstance(found, int) and found > STORE_FORMAT:
         raise StoreTooNew(
             f"the store in {home} was written by a newer pastchats (store format {found}; this one reads "
-            f"formats up to {STORE_FORMAT}). Upgrade pastchats (`uv tool upgrade pastchats-mcp` or "
-            "`pipx upgrade pastchats-mcp`), or use another store with --home or PASTCHATS_HOME."
+            f"formats up to {STORE_FORMAT}). Upgrade pastchats (`uv tool upgrade pastchats` or "
+            "`pipx upgrade pastchats`), or use another store with --home or PASTCHATS_HOME."
         )
 
 

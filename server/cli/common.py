@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
@@ -25,19 +26,33 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-class IsoDatetime(click.ParamType[datetime, Any]):
-    name = "datetime"
+WHEN_HELP = "a date (2025-01-20), a time (2025-01-20T10:00Z), or yesterday, 7d, 2w, last monday"
+
+
+class WhenType(click.ParamType[datetime, Any]):
+    """A time as people type it: ISO 8601 (2025-01-20, 2025-01-20T10:00Z) or relative to now
+    (yesterday, 7d, 2w, 3 days ago, last monday), read by dateparser."""
+
+    name = "date"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
         if isinstance(value, datetime):
             return value
         parsed = parse_iso(str(value))
         if parsed is None:
-            self.fail(f"{value!r} is not an ISO 8601 date or time (e.g. 2025-01-20 or 2025-01-20T10:00Z)")
+            import dateparser  # ~0.2 s: paid only when a date is not ISO 8601
+
+            # No fixed language: dateparser reads the short forms (2w, 7d) through its language detection.
+            found = dateparser.parse(
+                str(value), settings={"PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": True}
+            )
+            parsed = found.astimezone(UTC) if found is not None else None
+        if parsed is None:
+            self.fail(f"{value!r} is not a date: give one as {WHEN_HELP}")
         return parsed
 
 
-ISO = IsoDatetime()
+WHEN = WhenType()
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the structured result as JSON.")
 
@@ -65,13 +80,56 @@ def make_settings(ctx: click.Context, **overrides: Any) -> Settings:
 
 class PastchatsGroup(click.Group):
     """The CLI's one translation of an expected failure (and of a tool's error, for the commands that
-    answer as the tools do) into one line on stderr and exit status 1, never a traceback."""
+    answer as the tools do) into one line on stderr and exit status 1, never a traceback. Its help
+    lists the commands in `sections`, each with its whole first line."""
+
+    def __init__(self, *args: Any, sections: list[tuple[str, list[str]]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections = sections or []
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        for title, names in self.sections:
+            rows = []
+            for name in names:
+                command = self.get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, " ".join(inspect.cleandoc(command.help or "").split("\n\n")[0].split())))
+            with formatter.section(title):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except PastchatsError as exc:
             raise click.ClickException(str(exc)) from None
+
+
+def known_names(
+    library: Library, *, project: str | None = None, source: str | None = None
+) -> tuple[tuple[str, ...] | None, str | None]:
+    """The one rule for a project or source the user types: matched case-insensitively against the
+    store's, and one that names nothing fails with the ones there are (never an empty answer).
+    Returns every stored spelling of the project, and the stored spelling of the source."""
+    from storage.errors import UnknownProject
+
+    try:
+        projects = library.resolve_project(project)
+    except UnknownProject as exc:
+        raise click.ClickException(unknown_name("--project", "project", project or "", exc.known)) from None
+    if source is None:
+        return projects, None
+    known = sorted(library.stats().sources, key=str.casefold)
+    found = [name for name in known if name.casefold() == source.casefold()]
+    if not found:
+        raise click.ClickException(unknown_name("--source", "source", source, known))
+    return projects, found[0]
+
+
+def unknown_name(flag: str, kind: str, given: str, known: list[str]) -> str:
+    listed = ", ".join(clean(name) for name in known[:30]) + (f" and {len(known) - 30} more" if len(known) > 30 else "")
+    if not known:
+        return f"{flag} {clean(given)!r}: no chat in the store has a {kind}; leave {flag} out"
+    return f"{flag} {clean(given)!r} is not a known {kind}; known: {listed}. Pass one of them, or leave {flag} out"
 
 
 @contextmanager
@@ -145,10 +203,19 @@ def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str
     text += "\n" + redaction_text(info.redacted, redacting)
     if info.awaiting_embeddings:
         text += (
-            f"\nAwaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; "
-            "`pastchats model install` embeds them."
+            f"\nAwaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; to embed them: "
+            f"{install_hint()}"
         )
     return text
+
+
+def install_hint(name: str | None = None) -> str:
+    """The command that installs the model, online and offline."""
+    target = f" {name}" if name else ""
+    return (
+        f"pastchats model install{target}  (offline: copy the models folder of a machine that has the model, "
+        f"then pastchats model install{target} --from DIR)"
+    )
 
 
 def redaction_text(redacted: dict[str, dict[str, int]], enabled: bool) -> str:

@@ -13,7 +13,7 @@ from typing import Literal
 
 import click
 
-from server.cli.common import ISO, json_option, make_settings, opened, reading
+from server.cli.common import WHEN, WHEN_HELP, install_hint, json_option, known_names, make_settings, opened, reading
 from storage.owner_only import open_private
 
 
@@ -80,7 +80,7 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
         if waiting:
             click.echo(
                 f"{waiting} passage(s) await embeddings: keyword search works now; semantic search once the "
-                "model is installed (`pastchats model install`)."
+                f"model is installed: {install_hint()}"
             )
 
 
@@ -95,8 +95,10 @@ def import_(ctx: click.Context, paths: tuple[Path, ...], format_: str | None, sa
 @json_option
 @click.pass_context
 def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
-    """Import what is new in the agent logs on this machine (Claude Code, Codex, Gemini CLI, Aider,
-    Cursor), and keep a private copy of each log. Unchanged files are not read again."""
+    """Import what is new in this machine's coding-agent logs, keeping a private copy of each.
+
+    The agents are Claude Code, Codex, Gemini CLI, Aider and Cursor. Unchanged files are not read again.
+    """
 
     from server.embedding import embed_with_progress
     from server.importing import progress_reporter
@@ -125,9 +127,12 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], as_json: bool) -> None:
 @json_option
 @click.pass_context
 def reindex(ctx: click.Context, as_json: bool) -> None:
-    """Rebuild the store from the private copies sync keeps of the agent logs (`<home>/archive`), as
-    if read from the original files: links and projects are the originals', even for logs the agents
-    have since deleted. Chats you deleted stay deleted; unchanged chats are not embedded again."""
+    """Rebuild the store from the private copies of the agent logs that sync keeps.
+
+    The copies (`<home>/archive`) are read as if they were the original files: links and projects are
+    the originals', even for logs the agents have since deleted. Chats you deleted stay deleted;
+    unchanged chats are not embedded again.
+    """
     from importers.sources.reindex import Reindexer
     from server.importing import progress_reporter
     from server.wiring import exclusions_from
@@ -152,8 +157,10 @@ def reindex(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
-    """Delete chats (by uri, as search and recent show them) from every index and from the archive.
-    Sync will not bring them back; `pastchats import FILE` does, deliberately."""
+    """Delete chats by uri (as search and recent show them) from every index and the archive.
+
+    Sync will not bring them back; `pastchats import FILE` does, deliberately.
+    """
     from importers.sources.privacy import delete as delete_chats
 
     settings = make_settings(ctx)
@@ -175,7 +182,7 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
 @click.option(
     "--source", help="Chats from this source (claude, chatgpt, claude-code, codex, gemini, aider, cursor, ...)."
 )
-@click.option("--before", type=ISO, help="Chats last updated before this date (ISO 8601).")
+@click.option("--before", type=WHEN, help=f"Chats last updated before this time: {WHEN_HELP}.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @json_option
 @click.pass_context
@@ -190,7 +197,14 @@ def forget(
         raise click.UsageError("say what to forget: --project, --source and/or --before")
     settings = make_settings(ctx)
     with opened(settings, model=False) as library:
-        ids = matching(library, project=project, source=source, before=before)
+        projects, source = known_names(library, project=project, source=source)
+        ids = sorted(
+            {
+                cid
+                for spelling in projects or [None]
+                for cid in matching(library, project=spelling, source=source, before=before)
+            }
+        )
         if ids and not yes:
             click.confirm(f"Delete {len(ids)} chat(s) from every index and the archive?", abort=True, err=True)
         deleted = delete_chats(library, ids) if ids else []
@@ -212,17 +226,23 @@ def export(
     ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
 ) -> None:
     """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
-    from storage.export import export as export_chats
+    from storage.export import plain_record, write_records
 
     settings = make_settings(ctx)
     with reading(settings) as library:
+        projects, source = known_names(library, project=project, source=source)
+        records = (
+            plain_record(chat)
+            for spelling in projects or [None]
+            for chat in library.iter_conversations(project=spelling, source=source)
+        )
         if out == "-":
-            count = export_chats(library, sys.stdout, project=project, source=source, format=format_)
+            count = write_records(sys.stdout, records, format_)
         else:
             try:
                 # a new file is owner-only, like the store it comes from; an existing one keeps its mode
                 with open(out, "w", encoding="utf-8", opener=open_private) as handle:
-                    count = export_chats(library, handle, project=project, source=source, format=format_)
+                    count = write_records(handle, records, format_)
             except OSError as exc:
                 raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
     click.echo(f"Exported {count} chat(s) to {'standard output' if out == '-' else out}.", err=True)

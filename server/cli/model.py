@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from server.cli.common import make_settings
+from server.cli.common import install_hint, make_settings
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -73,6 +73,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     report = model_report(make_settings(ctx))
     if as_json:
         click.echo(json.dumps(report, indent=2))
+        if report["problem"]:
+            ctx.exit(1)
         return
     state = f"loads ({report['dim']} dimensions)" if report["loads"] else "does not load"
     if not report["installed"]:
@@ -81,7 +83,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     if report["store_model"] and report["store_model"] != report["model"]:
         click.echo(f"The store's vectors come from {report['store_model']}: it is re-embedded at the next import.")
     if report["problem"]:
-        click.echo(f"Problem: {report['problem']}\nFix: pastchats model install {report['model']}")
+        click.echo(f"Problem: {report['problem']}\nFix: {install_hint(report['model'])}")
+        ctx.exit(1)
 
 
 @model.command("list")

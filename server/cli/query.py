@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Literal
 import click
 
 from server.cli.common import (
-    ISO,
+    WHEN,
+    WHEN_HELP,
     as_tool,
     emit,
     json_option,
+    known_names,
     make_settings,
     opened,
     reading,
@@ -28,8 +30,8 @@ if TYPE_CHECKING:
 @click.argument("query")
 @click.option("--max-results", type=click.IntRange(1, 10), default=5, show_default=True)
 @click.option("--project", help="Only chats in this project or workspace.")
-@click.option("--after", type=ISO, help="Only chats updated after this time.")
-@click.option("--before", type=ISO, help="Only chats updated before this time.")
+@click.option("--after", type=WHEN, help=f"Only messages written after this time: {WHEN_HELP}.")
+@click.option("--before", type=WHEN, help=f"Only messages written before this time: {WHEN_HELP}.")
 @json_option
 @click.pass_context
 def search(
@@ -46,6 +48,7 @@ def search(
 
     settings = make_settings(ctx)
     with opened(settings) as library:
+        known_names(library, project=project)
         output, text = as_tool(
             conversation_search.NAME,
             lambda: conversation_search.search(
@@ -64,8 +67,8 @@ def search(
 @click.command()
 @click.option("-n", type=click.IntRange(1, 20), default=3, show_default=True, help="How many chats.")
 @click.option("--sort-order", type=click.Choice(["asc", "desc"]), default="desc", show_default=True)
-@click.option("--before", type=ISO, help="Only chats updated before this time (the next page).")
-@click.option("--after", type=ISO, help="Only chats updated after this time.")
+@click.option("--before", type=WHEN, help=f"Only chats updated before this time (the next page): {WHEN_HELP}.")
+@click.option("--after", type=WHEN, help=f"Only chats updated after this time: {WHEN_HELP}.")
 @click.option("--project", help="Only chats in this project or workspace.")
 @json_option
 @click.pass_context
@@ -83,6 +86,7 @@ def recent(
 
     settings = make_settings(ctx)
     with reading(settings) as source:
+        known_names(source, project=project)
         text = as_tool(
             NAME,
             lambda: recent_text(

@@ -124,9 +124,9 @@ def test_query_errors_are_one_line(home: Path, tmp_path: Path) -> None:
     assert_one_line_error(run(home, "read", "nope"), "no chat with uri 'nope'")
     assert_one_line_error(run(home, "search", "  "), "query is empty")
     assert_one_line_error(run(tmp_path / "empty", "search", "nginx"), "pastchats import")
-    bad_date = run(home, "recent", "--before", "yesterday")
+    bad_date = run(home, "recent", "--before", "the day after the party")
     assert bad_date.exit_code == 2
-    assert "not an ISO 8601" in bad_date.stderr
+    assert "is not a date: give one as a date (2025-01-20)" in bad_date.stderr
 
 
 def test_stats_describe_the_store(home: Path) -> None:

@@ -28,10 +28,13 @@ def snapshot_of(cache: Path) -> Path:
 
 
 def test_status_says_the_model_is_not_installed_and_how_to_install_it(empty: dict[str, str]) -> None:
+    """A problem is a non-zero exit, as `doctor`'s; the fix names the offline way too."""
     result = run(empty, "status")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert f"Model: {MODEL}: not installed" in result.stdout
-    assert f"Fix: pastchats model install {MODEL}" in result.stdout
+    assert f"Fix: pastchats model install {MODEL}  (offline: " in result.stdout
+    assert f"pastchats model install {MODEL} --from DIR)" in result.stdout
+    assert run(empty, "status", "--json").exit_code == 1
 
 
 def test_the_catalogue_lists_sizes_and_what_is_installed(model_cache_dir: Path, tmp_path: Path) -> None:

@@ -41,6 +41,10 @@ def doctor(env: dict[str, str], *args: str) -> tuple[Result, dict[str, Any]]:
     return result, {check["name"]: check for check in json.loads(result.stdout)["checks"]}
 
 
+def run_doctor(env: dict[str, str], *args: str) -> Result:
+    return CliRunner(env=env).invoke(cli, ["doctor", *args])
+
+
 def healthy(env: dict[str, str], model_cache_dir: Path) -> None:
     Library.open(Path(env["PASTCHATS_HOME"]), cache_dir=model_cache_dir).import_conversations(CHATS)
     result = CliRunner(env=env).invoke(cli, ["setup", "cursor"])
@@ -145,10 +149,21 @@ def test_agent_logs_sync_would_read_are_counted(machine: dict[str, str], model_c
 def test_no_configured_client_is_reported_with_the_setup_command(
     machine: dict[str, str], model_cache_dir: Path
 ) -> None:
+    """Many use the CLI alone, or a client `setup` does not know: a warning, and the exit status stays 0."""
     Library.open(Path(machine["PASTCHATS_HOME"]), cache_dir=model_cache_dir).import_conversations(CHATS)
     result, checks = doctor(machine)
-    assert result.exit_code == 1
+    assert result.exit_code == 0, result.output
+    assert (checks["clients"]["ok"], checks["clients"]["warning"], checks["clients"]["failed"]) == (False, True, False)
     assert checks["clients"]["fix"].startswith("pastchats setup claude-desktop")
+    text = run_doctor(machine)
+    assert (text.exit_code, text.stdout.strip().splitlines()[-1]) == (0, "All good, 1 warning(s).")
+    assert "\nwarn clients: " in text.stdout
+    cli_alone = run_doctor(machine, "--cli")
+    assert cli_alone.exit_code == 0
+    assert "clients" not in cli_alone.stdout
+    asked = run_doctor(machine, "--client", "cursor")  # the one asked about must be there
+    assert asked.exit_code == 1
+    assert "BAD  clients: Cursor is not configured to start pastchats\n    fix: pastchats setup cursor" in asked.stdout
 
 
 def test_a_client_configured_with_a_command_that_no_longer_exists_is_reported(

@@ -1,0 +1,104 @@
+"""The one-click bundle (`.mcpb`) and the MCP registry entry (`server.json`): built with the official
+bundle tool, named like the package and the command, and the bundle serves from what it holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MCPB = ROOT / "tests" / "integration" / "node_modules" / ".bin" / "mcpb"
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+needs_mcpb = pytest.mark.skipif(
+    not MCPB.exists(), reason="the bundle tool is not installed: run `npm ci --prefix tests/integration` (CI does)"
+)
+
+
+def test_the_package_is_named_like_its_command() -> None:
+    """`uv tool install/upgrade/uninstall pastchats` all name the one thing the user typed."""
+    assert PROJECT["name"] == "pastchats"
+    assert list(PROJECT["scripts"]) == ["pastchats"]
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    assert any(p["name"] == "pastchats" and p["source"] == {"editable": "."} for p in lock["package"])
+
+
+def test_the_registry_entry_names_the_package_the_bundle_and_the_readme_name() -> None:
+    entry = json.loads((ROOT / "server.json").read_text())
+    manifest = json.loads((ROOT / "packaging" / "mcpb" / "manifest.json").read_text())
+    # The registry's own rules for these fields (its schema, 2025-09-29).
+    assert len(entry["description"]) <= 100
+    jsonschema.validate(entry["name"], {"type": "string", "pattern": "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$"})
+    (package,) = entry["packages"]
+    assert (package["registryType"], package["identifier"]) == ("pypi", PROJECT["name"])
+    assert package["transport"] == {"type": "stdio"}
+    assert [a["value"] for a in package["packageArguments"]] == ["serve"]
+    assert entry["version"] == package["version"] == manifest["version"] == PROJECT["version"]
+    # PyPI packages prove which registry name they belong to in their description, the README.
+    assert f"mcp-name: {entry['name']}" in (ROOT / "README.md").read_text()
+    settings = {v["name"] for v in package["environmentVariables"]}
+    assert settings == set(manifest["server"]["mcp_config"]["env"]) == {"PASTCHATS_HOME", "PASTCHATS_MODEL"}
+
+
+@needs_mcpb
+@pytest.mark.integration
+def test_the_bundle_builds_validates_and_serves_offline(tmp_path: Path) -> None:
+    bundle = tmp_path / "pastchats.mcpb"
+    built = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "build_mcpb.py"), str(bundle)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "Manifest schema validation passes" in built.stdout
+    info = subprocess.run([str(MCPB), "info", str(bundle)], capture_output=True, text=True, timeout=60, check=False)
+    assert info.returncode == 0, info.stderr
+
+    with zipfile.ZipFile(bundle) as archive:
+        names = set(archive.namelist())
+        manifest = json.loads(archive.read("manifest.json"))
+    assert {"manifest.json", "serve.py", "pyproject.toml", "uv.lock", "README.md"} <= names
+    assert "importers/sample/sample_chats.jsonl" in names
+    assert not [n for n in names if "__pycache__" in n or n.startswith(("tests/", ".venv/"))]
+    assert manifest["manifest_version"] == "0.4"
+    assert manifest["server"]["type"] == "uv"
+    assert set(manifest["user_config"]) == {"home", "model"}
+    assert manifest["user_config"]["home"]["type"] == "directory"
+
+    # The client runs the manifest's command in the unpacked bundle; offline, uv finds the locked
+    # dependencies in its cache. A setting left blank is the default, so the store goes to $HOME's.
+    unpacked = tmp_path / "unpacked"
+    subprocess.run([str(MCPB), "unpack", str(bundle), str(unpacked)], capture_output=True, timeout=60, check=True)
+    config = manifest["server"]["mcp_config"]
+    args = [a.replace("${__dirname}", str(unpacked)) for a in config["args"]]
+    store = tmp_path / "store"
+    env = {**os.environ, "PASTCHATS_HOME": str(store), "PASTCHATS_MODEL": "", "UV_OFFLINE": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    ran = subprocess.run(
+        [config["command"], *args],
+        input=json.dumps(hello) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        check=False,
+    )
+    answer = json.loads(ran.stdout.splitlines()[0])
+    assert answer["result"]["serverInfo"]["name"] == "pastchats", ran.stderr
+    assert answer["result"]["serverInfo"]["version"] == PROJECT["version"]

@@ -8,6 +8,7 @@ its data is retried one conversation at a time, and a conversation that still fa
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 from collections import Counter
@@ -60,7 +61,7 @@ def cut_long_messages(conversation: Conversation, notes: list[str]) -> Conversat
     messages = list(conversation.messages)
     for message in long:
         mark = f"\n[… cut by pastchats: {len(message.text) - MESSAGE_CHARS:,} more characters not kept]"
-        messages[message.index] = message.model_copy(update={"text": message.text[:MESSAGE_CHARS] + mark})
+        messages[message.index] = dataclasses.replace(message, text=message.text[:MESSAGE_CHARS] + mark)
         notes.append(
             f"{conversation.id}: message {message.index + 1} holds {len(message.text):,} characters; its first "
             f"{MESSAGE_CHARS:,} were kept (the most pastchats keeps of one message)"

@@ -24,6 +24,7 @@ import ijson
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import TypeAdapter
 
 from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedding.embedder import Vectors
@@ -36,6 +37,9 @@ from storage.stores.catalog import Catalog
 from storage.stores.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.stores.vector_matrix import SCAN_THREADS, VectorMatrix
 from storage.times import naive_utc
+
+# How a message is read from and written to its chat's `messages_json` (`Message` is a dataclass).
+MESSAGE = TypeAdapter(Message)
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +228,7 @@ def _messages_column(conversations: Sequence[Conversation]) -> pa.Array:
         data += b"["
         for position, message in enumerate(conversation.messages):
             data += b", " if position else b""
-            data += json.dumps(message.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+            data += json.dumps(MESSAGE.dump_python(message, mode="json"), ensure_ascii=False).encode("utf-8")
         data += b"]"
         offsets.append(len(data))
     starts = pa.array(offsets, pa.int64()).buffers()[1]
@@ -470,7 +474,7 @@ class LanceStore:
             updated_at=row["updated_at"],
             project=row["project"],
             url=row["url"],
-            messages=[Message.model_validate(m) for m in json.loads(row["messages_json"])],
+            messages=[MESSAGE.validate_python(m) for m in json.loads(row["messages_json"])],
         )
 
     @staticmethod
@@ -480,7 +484,7 @@ class LanceStore:
         never all in memory at once as dictionaries and models."""
         try:
             for item in ijson.items(row["messages_json"].encode("utf-8"), "item"):
-                yield Message.model_validate(item)
+                yield MESSAGE.validate_python(item)
         except ijson.JSONError as exc:  # as `json.loads` would: a row that does not validate
             raise ValueError(f"its messages are not valid JSON ({exc})") from None
 

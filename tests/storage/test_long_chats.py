@@ -25,7 +25,7 @@ LAUNCH = """import os, subprocess, sys
 child = subprocess.Popen(sys.argv[1:])
 _, status, usage = os.wait4(child.pid, 0)
 print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)"""
-# Well above what 100,000 messages take now (~0.66 GB) and far below what they took when a chat was indexed
+# Well above what 100,000 messages take now (~0.59 GB) and far below what they took when a chat was indexed
 # whole (~1.96 GB): a regression to holding the whole chat's passages fails here. (A million messages:
 # docs/BENCHMARKS.md; 100,000 keep the test under a minute.)
 MESSAGES = 100_000

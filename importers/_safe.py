@@ -11,6 +11,7 @@ Which format may replace a stored chat is the store's to decide (`registry.forei
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from pydantic import ValidationError
@@ -51,7 +52,7 @@ def safe_conversation(conversation: Conversation, report: ImportReport) -> Conve
         text = _cleaned(message.text, report)
         if message_id != message.id or text != message.text:
             changed = True
-            message = message.model_copy(update={"id": message_id, "text": text})
+            message = dataclasses.replace(message, id=message_id, text=text)
         messages.append(message)
     source, title = _cleaned(conversation.source, report), _cleaned(conversation.title, report)
     project = _cleaned(conversation.project, report) if conversation.project else None

@@ -10,9 +10,10 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.dataclasses import dataclass
 
 from importers._common import Unusable, check_chat_times, message_time
 from importers._files import open_regular
@@ -48,12 +49,12 @@ def _normal_id(value: object) -> object:
     return stripped
 
 
-class _PlainMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    id: str | None = Field(default=None, min_length=1)
+# A slotted dataclass, as `Message` is: a long chat's read messages are held beside its parsed JSON.
+@dataclass(slots=True, kw_only=True, config=ConfigDict(extra="ignore"))
+class _PlainMessage:
     role: Role
     text: str
+    id: Annotated[str | None, Field(min_length=1)] = None
     created_at: UtcDatetime | None = None
 
     @field_validator("role", mode="before")
@@ -120,10 +121,11 @@ def _build(raw: _PlainConversation, fallback_time: datetime, report: ImportRepor
         updated = updated or created
     if updated < created:
         updated = created
-    messages = [
-        Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=moments[i])
-        for i, m in enumerate(raw.messages)
-    ]
+    # Each read message is let go as its model is made: a long chat is never held twice over.
+    messages = []
+    for i, m in enumerate(raw.messages):
+        messages.append(Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=moments[i]))
+        raw.messages[i] = None  # type: ignore[call-overload]
     return Conversation(
         id=raw.id,
         source=raw.source or "pastchats",
@@ -154,7 +156,9 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     with handle:
         first, second = handle.readline(_LINE_PROBE), handle.readline(_LINE_PROBE)
         handle.seek(0)
-        if _is_json_lines(first, second):
+        lines = _is_json_lines(first, second)
+        del first, second  # up to 16 MB, not held while the records are read
+        if lines:
             yield from _line_records(path, handle)
             return
         count = 0
@@ -184,12 +188,15 @@ def _is_object(line: bytes) -> bool:
 
 
 def _line_records(path: Path, handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
-    for number, raw in enumerate(handle, start=1):
+    number = 0
+    for raw in handle:  # counted by hand: `enumerate` would keep the last line alive beside its chat
+        number += 1
         if not raw.strip():
             continue
         where = f"{path.name}, line {number}"
         try:
             value = json.loads(raw.decode("utf-8", "replace").lstrip("\ufeff"))
+            del raw  # a chat's line (61 MB for a million messages) is not held while its chat is imported
         except json.JSONDecodeError as exc:
             yield where, Malformed(f"not valid JSON ({exc.msg} at column {exc.colno})")
             continue
@@ -233,7 +240,9 @@ class PlainImporter(Importer):
                 report.skip(where, f"expected a conversation object, got {type(item).__name__}")
                 continue
             try:
-                conversation = _build(_PlainConversation.model_validate(item), fallback_time, report)
+                raw = _PlainConversation.model_validate(item)
+                item.clear()  # the parsed JSON, which the reader above still refers to: not held beside the models
+                conversation = _build(raw, fallback_time, report)
             except ValidationError as exc:
                 report.skip(where, describe_validation_error(exc))
                 continue

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from storage.models import Conversation, Message, content_hash
-from storage.units import MESSAGE, WINDOW, WINDOW_MESSAGE_WORDS, message_chunk_id, speaker_label, windows
+from storage.units import MESSAGE, WINDOW, WINDOW_MESSAGE_WORDS, Unit, message_chunk_id, speaker_label, windows
 
 # all-MiniLM-L6-v2 reads 256 word pieces; English prose runs ~1.3 pieces a word, code more.
 PASSAGE_WORDS = 150
@@ -133,9 +134,22 @@ def _tail_words(text: str, count: int) -> str:
 def chunk_conversation(
     conversation: Conversation, model_name: str, options: ChunkOptions = DEFAULT_OPTIONS
 ) -> list[Chunk]:
-    chunks: list[Chunk] = []
+    """Every chunk of a conversation: its message passages in order, then its windows."""
+    chunks = list(iter_chunks(conversation, model_name, options))
+    return [ch for ch in chunks if ch.kind != WINDOW] + [ch for ch in chunks if ch.kind == WINDOW]
+
+
+def iter_chunks(
+    conversation: Conversation, model_name: str, options: ChunkOptions = DEFAULT_OPTIONS
+) -> Iterator[Chunk]:
+    """The chunks of `chunk_conversation`, made one message at a time: each window comes right after
+    its last message's passages. Memory is bounded by a message and a window, whatever the chat's
+    length, so a chat of a million messages is derived in slices (`storage.ingest`)."""
     previous: Message | None = None
     heads: dict[int, tuple[str, int]] = {}  # message index -> its first passage's embed key, words read
+    size, stride, words = options.window_size, options.window_stride, options.window_words
+    units = windows(conversation, size, stride, words=words, readable=embeds)
+    unit = next(units, None)
     for message in conversation.messages:
         passages = split_passages(message.text)
         context = ""
@@ -147,40 +161,45 @@ def chunk_conversation(
         for part, passage in enumerate(passages):
             embedded_part = min(part, MAX_EMBEDDED_PASSAGES - 1)
             embed_text = f"{context}{speaker}{passages[embedded_part]}" if vector else ""
-            chunks.append(
-                Chunk(
-                    id=message_chunk_id(conversation.id, message.index, part),
-                    conversation_id=conversation.id,
-                    kind=MESSAGE,
-                    first_index=message.index,
-                    last_index=message.index,
-                    message_ids=(message.id,),
-                    text=passage,
-                    embed_text=embed_text,
-                    embed_key=content_hash(model_name, embed_text) if vector else NO_EMBEDDING,
-                )
+            chunk = Chunk(
+                id=message_chunk_id(conversation.id, message.index, part),
+                conversation_id=conversation.id,
+                kind=MESSAGE,
+                first_index=message.index,
+                last_index=message.index,
+                message_ids=(message.id,),
+                text=passage,
+                embed_text=embed_text,
+                embed_key=content_hash(model_name, embed_text) if vector else NO_EMBEDDING,
             )
+            if part == 0 and vector:
+                heads[message.index] = (chunk.embed_key, min(len(message.text.split()), options.window_words))
+            yield chunk
         previous = message
-        if vector and passages:
-            read = min(len(message.text.split()), options.window_words)
-            heads[message.index] = (chunks[-len(passages)].embed_key, read)
-    size, stride, words = options.window_size, options.window_stride, options.window_words
-    for unit in windows(conversation, size, stride, words=words, readable=embeds):
-        chunk = Chunk(
-            id=f"{conversation.id}\x1fw{unit.first_index}-{unit.last_index}",
-            conversation_id=conversation.id,
-            kind=WINDOW,
-            first_index=unit.first_index,
-            last_index=unit.last_index,
-            message_ids=unit.message_ids,
-            text=unit.text,
-            embed_text=unit.text,
-            embed_key=content_hash(model_name, unit.text),
-        )
-        if options.window_vectors != "model":
-            chunk = _derived(chunk, heads, options.window_vectors, model_name)
-        chunks.append(chunk)
-    return chunks
+        while unit is not None and unit.last_index <= message.index:
+            yield _window(conversation.id, unit, heads, options, model_name)
+            unit = next(units, None)
+        # No window still to come starts this early: its first message is past this one's window.
+        heads.pop(message.index + 1 - max(size, 1), None)
+
+
+def _window(
+    conversation_id: str, unit: Unit, heads: dict[int, tuple[str, int]], options: ChunkOptions, model_name: str
+) -> Chunk:
+    chunk = Chunk(
+        id=f"{conversation_id}\x1fw{unit.first_index}-{unit.last_index}",
+        conversation_id=conversation_id,
+        kind=WINDOW,
+        first_index=unit.first_index,
+        last_index=unit.last_index,
+        message_ids=unit.message_ids,
+        text=unit.text,
+        embed_text=unit.text,
+        embed_key=content_hash(model_name, unit.text),
+    )
+    if options.window_vectors != "model":
+        chunk = _derived(chunk, heads, options.window_vectors, model_name)
+    return chunk
 
 
 def _derived(window: Chunk, heads: dict[int, tuple[str, int]], how: str, model_name: str) -> Chunk:

@@ -8,6 +8,8 @@ its data is retried one conversation at a time, and a conversation that still fa
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation
+from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation, iter_chunks
 from storage.embedding.embedder import Embedder, Vectors
 from storage.errors import is_disk_full
 from storage.locks import WriteLock
@@ -35,6 +37,21 @@ BATCH_CONVERSATIONS = 256
 # text and a note in the import report: a 200 MB pasted blob would otherwise become a million
 # passages and gigabytes of memory, and no search needs more than its start (~300 pages of text).
 MESSAGE_CHARS = 1_000_000
+# A chat with more messages than this has its passages derived, embedded and written this many chunks
+# at a time (`Ingestor.derive`): what one chat costs to index stays bounded however long it is.
+SLICE_MESSAGES = 20_000
+SLICE_CHUNKS = 20_000
+
+
+def _long(conversation: Conversation) -> bool:
+    return len(conversation.messages) > SLICE_MESSAGES
+
+
+def _chunks_of(conversation: Conversation, model_name: str, options: ChunkOptions) -> Iterable[Chunk]:
+    """A chat's chunks: a list for an ordinary chat, made as they are read for a long one."""
+    if _long(conversation):
+        return iter_chunks(conversation, model_name, options)
+    return chunk_conversation(conversation, model_name, options)
 
 
 def cut_long_messages(conversation: Conversation, notes: list[str]) -> Conversation:
@@ -45,7 +62,7 @@ def cut_long_messages(conversation: Conversation, notes: list[str]) -> Conversat
     messages = list(conversation.messages)
     for message in long:
         mark = f"\n[… cut by pastchats: {len(message.text) - MESSAGE_CHARS:,} more characters not kept]"
-        messages[message.index] = message.model_copy(update={"text": message.text[:MESSAGE_CHARS] + mark})
+        messages[message.index] = dataclasses.replace(message, text=message.text[:MESSAGE_CHARS] + mark)
         notes.append(
             f"{conversation.id}: message {message.index + 1} holds {len(message.text):,} characters; its first "
             f"{MESSAGE_CHARS:,} were kept (the most pastchats keeps of one message)"
@@ -258,12 +275,38 @@ class Ingestor:
         """
         if versions is None:
             versions = {c.id: c.fingerprint() for c in conversations}
-        chunks = [chunk for c in conversations for chunk in chunk_conversation(c, self.model_name, self.options)]
-        vectors, pending, embedded, reused = self._vectors(chunks, embed)
-        self.store.replace_derived(conversations, chunks, vectors, versions, pending)
-        rows = _keyword_rows(conversations, chunks)
-        self.keywords.replace([c.id for c in conversations], rows, {c.id: c.title for c in conversations})
+        short = [c for c in conversations if not _long(c)]
+        embedded = reused = 0
+        if short:
+            chunks = [chunk for c in short for chunk in chunk_conversation(c, self.model_name, self.options)]
+            vectors, pending, embedded, reused = self._vectors(chunks, embed)
+            self.store.replace_derived(short, chunks, vectors, versions, pending)
+            rows = _keyword_rows(short, chunks)
+            self.keywords.replace([c.id for c in short], rows, {c.id: c.title for c in short})
+        for conversation in conversations:
+            if _long(conversation):
+                counts = [0, 0]
+                rows = self._derive_sliced(conversation, versions[conversation.id], embed, counts)
+                self.keywords.replace([conversation.id], rows, {conversation.id: conversation.title})
+                embedded, reused = embedded + counts[0], reused + counts[1]
         return embedded, reused
+
+    def _derive_sliced(
+        self, conversation: Conversation, version: str, embed: bool, counts: list[int]
+    ) -> Iterator[dict[str, object]]:
+        """Derive a long chat `SLICE_CHUNKS` chunks at a time: each slice's vectors and rows are written,
+        then its keyword documents come out (the keyword index commits them once, when all are read).
+        Rows of another version of the chat are dropped at the end; the journal names the chat until
+        then, so a crash part way is finished by the next writer. `counts` gets (embedded, reused)."""
+        stream = iter_chunks(conversation, self.model_name, self.options)
+        fresh = not self.store.holds_derived(conversation.id)
+        while chunks := list(itertools.islice(stream, SLICE_CHUNKS)):
+            vectors, pending, embedded, reused = self._vectors(chunks, embed)
+            self.store.add_derived(conversation, chunks, vectors, version, pending, fresh=fresh)
+            counts[0], counts[1] = counts[0] + embedded, counts[1] + reused
+            yield from _keyword_rows([conversation], chunks)
+            del chunks, vectors, pending
+        self.store.drop_other_versions(conversation.id, version)
 
     def _vectors(self, chunks: Sequence[Chunk], embed: bool = True) -> tuple[Vectors, list[bool], int, int]:
         """Each chunk's vector (stored ones reused by content key), and which chunks await theirs.
@@ -272,7 +315,10 @@ class Ingestor:
         one (stored or embedded now), and awaits its members otherwise: it never costs a model run.
         """
         keys = [ch.embed_key for ch in chunks]
-        known = self.store.vectors_for([ch.embed_key for ch in chunks if ch.model_text])
+        here = {ch.embed_key for ch in chunks if ch.model_text}
+        # A window's members are in this list, or (a long chat derived in slices) stored by an earlier slice.
+        members = {key for ch in chunks for key in ch.mean_of if key not in here}
+        known = self.store.vectors_for([ch.embed_key for ch in chunks if ch.model_text] + sorted(members))
         missing: dict[str, str] = {}
         for ch in chunks:
             if ch.model_text and ch.embed_key not in known:
@@ -303,9 +349,16 @@ class Ingestor:
         if not conversations or self.embedder is None:
             return 0
         versions = {c.id: c.fingerprint() for c in conversations}
-        chunks = [ch for c in conversations for ch in chunk_conversation(c, self.model_name, self.options)]
+        short = [c for c in conversations if not _long(c)]
+        chunks = [ch for c in short for ch in chunk_conversation(c, self.model_name, self.options)]
         vectors, pending, embedded, _ = self._vectors(chunks, embed=True)
-        self.store.replace_derived(conversations, chunks, vectors, versions, pending)
+        self.store.replace_derived(short, chunks, vectors, versions, pending)
+        for conversation in conversations:
+            if _long(conversation):
+                counts = [0, 0]
+                for _ in self._derive_sliced(conversation, versions[conversation.id], True, counts):
+                    pass  # the keyword documents are unchanged
+                embedded += counts[0]
         return embedded
 
     # ---- healing ---------------------------------------------------------------------------------
@@ -356,8 +409,8 @@ class Ingestor:
         ids = self.store.conversation_ids()
         for start in range(0, len(ids), 64):
             batch = self._stored(ids[start : start + 64])
-            chunks = [chunk for c in batch for chunk in chunk_conversation(c, self.model_name, self.options)]
-            yield from _keyword_rows(batch, chunks)
+            for conversation in batch:
+                yield from _keyword_rows([conversation], _chunks_of(conversation, self.model_name, self.options))
 
     def redact_stored(self, embed: bool = True) -> IngestStats:
         """Redact the stored conversations as an import would now (the store holds chats imported before
@@ -392,7 +445,7 @@ class Ingestor:
         self.store.build_matrix()
 
 
-def _keyword_rows(conversations: Sequence[Conversation], chunks: Sequence[Chunk]) -> Iterator[dict[str, object]]:
+def _keyword_rows(conversations: Sequence[Conversation], chunks: Iterable[Chunk]) -> Iterator[dict[str, object]]:
     """The keyword index's documents of these chunks (`KeywordIndex.replace`)."""
     by_id = {c.id: c for c in conversations}
     for ch in chunks:

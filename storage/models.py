@@ -6,10 +6,12 @@ Times are UTC everywhere: an aware datetime is converted, a naive one is taken t
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic.dataclasses import dataclass
 
 from storage.times import require_storable, storable_or_none, utc
 
@@ -33,13 +35,27 @@ def content_hash(*parts: str) -> str:
     return digest.hexdigest()
 
 
-class Message(BaseModel):
-    """One turn of a conversation."""
+def in_order(messages: Iterable[Message]) -> Iterator[Message]:
+    """The messages, checked as a conversation holds them (each at its position, no id twice) as they
+    are read: a stored chat's messages can be checked without holding them all."""
+    seen: set[str] = set()
+    for position, message in enumerate(messages):
+        if message.index != position:
+            raise ValueError(f"message {message.id!r} has index {message.index}, expected {position}")
+        if message.id in seen:
+            raise ValueError(f"message id {message.id!r} appears twice")
+        seen.add(message.id)
+        yield message
 
-    model_config = ConfigDict(frozen=True)
 
-    id: str = Field(min_length=1)
-    index: int = Field(ge=0, description="Position in the conversation, from 0.")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One turn of a conversation: validated as it is made, like a model, but a slotted dataclass, so
+    that a chat of a million messages holds ~270 bytes a message rather than a model's ~680 (no
+    per-instance dict and field set). A changed copy is `dataclasses.replace(message, text=...)`."""
+
+    id: Annotated[str, Field(min_length=1)]
+    index: Annotated[int, Field(ge=0, description="Position in the conversation, from 0.")]
     role: Role
     text: str
     created_at: MessageTime = None
@@ -65,13 +81,8 @@ class Conversation(BaseModel):
 
     @model_validator(mode="after")
     def _check_messages(self) -> Conversation:
-        seen: set[str] = set()
-        for position, message in enumerate(self.messages):
-            if message.index != position:
-                raise ValueError(f"message {message.id!r} has index {message.index}, expected {position}")
-            if message.id in seen:
-                raise ValueError(f"message id {message.id!r} appears twice")
-            seen.add(message.id)
+        for _ in in_order(self.messages):
+            pass
         if self.updated_at < self.created_at:
             raise ValueError("updated_at is earlier than created_at")
         return self

@@ -11,6 +11,7 @@ the files as their tools wrote them; nothing read from it reaches the store unre
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections import Counter
@@ -90,7 +91,7 @@ class Redaction:
         messages = []
         for message in conversation.messages:
             text = chat.redact(message.text)
-            messages.append(message if text is message.text else message.model_copy(update={"text": text}))
+            messages.append(message if text is message.text else dataclasses.replace(message, text=text))
         if not chat.numbers:
             return conversation, Counter()
         redacted = conversation.model_copy(update={"title": title, "messages": messages})

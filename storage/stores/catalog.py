@@ -21,15 +21,16 @@ import logging
 import os
 import sqlite3
 import zlib
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime, timedelta
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from storage.errors import StoreError
-from storage.recent import StoreStats, preview_spans, recent_page, store_stats
+from storage.recent import PREVIEW_HEAD, PREVIEW_TAIL, StoreStats, preview_spans, recent_page, store_stats
 from storage.redaction import redaction_counts
 from storage.store_meta import refuse_newer
 from storage.times import naive_utc
@@ -87,6 +88,7 @@ class Truth(Protocol):
     def conversation_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
     def passage_counts(self, conversation_ids: Sequence[str] | None = None) -> dict[str, tuple[int, int]]: ...
     def to_conversation(self, row: dict[str, Any]) -> Conversation: ...
+    def stored_messages(self, row: dict[str, Any]) -> Iterator[Message]: ...
     def chunk_count(self) -> int: ...
     def pending_count(self) -> int: ...
 
@@ -220,10 +222,43 @@ def _time(us: int) -> datetime:
     return (_EPOCH + timedelta(microseconds=us)).replace(tzinfo=UTC)
 
 
-def _packed(messages: list[list[Any]]) -> bytes:
-    """A chat's messages as stored: JSON, deflated (a quarter to a third of the size; level 1 keeps a
-    rebuild's cost low)."""
-    return zlib.compress(json.dumps(messages, ensure_ascii=False).encode("utf-8"), 1)
+class _Held:
+    """A chat's messages as the catalog keeps them, gathered one at a time so that a chat of a million
+    messages is never held whole: packed as they come (JSON, deflated: a quarter to a third of the size;
+    level 1 keeps a rebuild's cost low), the ones a listing previews, and the first and last times."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: int | None = None
+        self.last: int | None = None
+        self._deflate = zlib.compressobj(1)
+        self._parts = [self._deflate.compress(b"[")]
+        self._head: list[list[Any]] = []  # the opening messages and the last ones: all a preview shows
+        self._tail: deque[list[Any]] = deque(maxlen=PREVIEW_TAIL)
+
+    def add(self, message: list[Any]) -> None:
+        text = (", " if self.count else "") + json.dumps(message, ensure_ascii=False)
+        self._parts.append(self._deflate.compress(text.encode("utf-8")))
+        (self._head.append if self.count < PREVIEW_HEAD else self._tail.append)(message)
+        self.count += 1
+        at = message[4]
+        if at is not None:
+            self.first = at if self.first is None else min(self.first, at)
+            self.last = at if self.last is None else max(self.last, at)
+
+    def packed(self) -> bytes:
+        return b"".join([*self._parts, self._deflate.compress(b"]"), self._deflate.flush()])
+
+    def shown(self) -> list[list[Any]]:
+        spans = preview_spans(self.count)
+        return [m for m in [*self._head, *self._tail] if any(first <= m[1] <= last for first, last in spans)]
+
+
+def _texts(messages: Iterable[Message], held: _Held) -> Iterator[str]:
+    """Each message's text, gathered into `held` on the way: one pass over a stored chat's messages."""
+    for m in messages:
+        held.add([m.id, m.index, m.role, m.text, _us(m.created_at)])
+        yield m.text
 
 
 def _unpacked(blob: bytes) -> list[list[Any]]:
@@ -588,6 +623,8 @@ def refresh(home: Path, store: Truth, ids: Sequence[str] | None) -> None:
 def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Catalog rows for these chats, from the conversations table and the passages' counts, and their
     redactions' rows."""
+    from storage.models import in_order  # pydantic: readers of a current catalog never load it
+
     stored = store.conversation_rows(ids)
     passages = store.passage_counts(list(stored))
     rows = []
@@ -595,17 +632,15 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]],
     for cid in ids:
         if cid not in stored:
             continue
-        try:
-            conversation = store.to_conversation(stored[cid])
+        held = _Held()
+        try:  # the chat without its messages, then its messages one at a time: bounded by one message
+            conversation = store.to_conversation({**stored[cid], "messages_json": "[]"})
+            messages = in_order(store.stored_messages(stored[cid]))
+            found = redaction_counts(chain([conversation.title], _texts(messages, held)))
         except ValueError as exc:  # a row that no longer validates: repair sets it aside
             log.warning("%s cannot be read (%s); left out of the catalog", cid, exc)
             continue
-        held: list[list[Any]] = [[m.id, m.index, m.role, m.text, _us(m.created_at)] for m in conversation.messages]
-        spans = preview_spans(len(held))
-        shown = [m for m in held if any(first <= m[1] <= last for first, last in spans)]
-        times = [int(m[4]) for m in held if m[4] is not None]
         chunks, pending = passages.get(cid, (0, 0))
-        found = redaction_counts([conversation.title, *(m.text for m in conversation.messages)])
         redacted.extend((cid, conversation.source, kind, n) for kind, n in found.items())
         rows.append(
             (
@@ -616,12 +651,12 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]],
                 _us(conversation.updated_at),
                 conversation.project,
                 conversation.url,
-                len(held),
+                held.count,
                 stored[cid]["version"],
-                min(times) if times else None,
-                max(times) if times else None,
-                json.dumps(shown, ensure_ascii=False),
-                _packed(held),
+                held.first,
+                held.last,
+                json.dumps(held.shown(), ensure_ascii=False),
+                held.packed(),
                 chunks,
                 pending,
             )

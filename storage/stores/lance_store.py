@@ -14,15 +14,17 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+import ijson
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import TypeAdapter
 
 from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedding.embedder import Vectors
@@ -35,6 +37,9 @@ from storage.stores.catalog import Catalog
 from storage.stores.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.stores.vector_matrix import SCAN_THREADS, VectorMatrix
 from storage.times import naive_utc
+
+# How a message is read from and written to its chat's `messages_json` (`Message` is a dataclass).
+MESSAGE = TypeAdapter(Message)
 
 log = logging.getLogger(__name__)
 
@@ -215,8 +220,21 @@ def _scored_hits(best: list[tuple[float, int]], table: pa.Table) -> list[tuple[f
     ]
 
 
-def _messages_to_json(messages: Sequence[Message]) -> str:
-    return json.dumps([m.model_dump(mode="json") for m in messages], ensure_ascii=False)
+def _messages_column(conversations: Sequence[Conversation]) -> pa.Array:
+    """Each conversation's messages as one JSON array (as `json.dumps` of the list writes it), written
+    one message at a time into one buffer that Arrow takes as it is: a chat of a million messages is
+    never held as a million dictionaries, nor as a Python string and its copy."""
+    data = bytearray()
+    offsets = [0]
+    for conversation in conversations:
+        data += b"["
+        for position, message in enumerate(conversation.messages):
+            data += b", " if position else b""
+            data += json.dumps(MESSAGE.dump_python(message, mode="json"), ensure_ascii=False).encode("utf-8")
+        data += b"]"
+        offsets.append(len(data))
+    starts = pa.array(offsets, pa.int64()).buffers()[1]
+    return pa.LargeStringArray.from_buffers(len(conversations), starts, pa.py_buffer(data))
 
 
 @dataclass
@@ -458,8 +476,19 @@ class LanceStore:
             updated_at=row["updated_at"],
             project=row["project"],
             url=row["url"],
-            messages=[Message.model_validate(m) for m in json.loads(row["messages_json"])],
+            messages=[MESSAGE.validate_python(m) for m in json.loads(row["messages_json"])],
         )
+
+    @staticmethod
+    def stored_messages(row: dict[str, Any]) -> Iterator[Message]:
+        """A stored chat's messages, parsed from its JSON one at a time and checked as a conversation
+        checks them (`to_conversation` validates the rest of the row): a chat of a million messages is
+        never all in memory at once as dictionaries and models."""
+        try:
+            for item in ijson.items(row["messages_json"].encode("utf-8"), "item"):
+                yield MESSAGE.validate_python(item)
+        except ijson.JSONError as exc:  # as `json.loads` would: a row that does not validate
+            raise ValueError(f"its messages are not valid JSON ({exc})") from None
 
     @_survives_cleanup
     def conversation_ids(self, where: str | None = None) -> list[str]:
@@ -574,22 +603,20 @@ class LanceStore:
 
     def write_conversations(self, conversations: Sequence[Conversation], versions: Mapping[str, str]) -> None:
         """Upsert the truth; `versions` are the conversations' fingerprints (computed once by the caller)."""
-        rows = [
-            {
-                "id": c.id,
-                "source": c.source,
-                "title": c.title,
-                "created_at": naive_utc(c.created_at),
-                "updated_at": naive_utc(c.updated_at),
-                "project": c.project,
-                "url": c.url,
-                "message_count": len(c.messages),
-                "version": versions[c.id],
-                "messages_json": _messages_to_json(c.messages),
-            }
-            for c in conversations
-        ]
-        table = pa.Table.from_pylist(rows, schema=_conversation_schema())
+        columns: dict[str, list[Any]] = {
+            "id": [c.id for c in conversations],
+            "source": [c.source for c in conversations],
+            "title": [c.title for c in conversations],
+            "created_at": [naive_utc(c.created_at) for c in conversations],
+            "updated_at": [naive_utc(c.updated_at) for c in conversations],
+            "project": [c.project for c in conversations],
+            "url": [c.url for c in conversations],
+            "message_count": [len(c.messages) for c in conversations],
+            "version": [versions[c.id] for c in conversations],
+        }
+        schema = _conversation_schema()
+        arrays = [pa.array(columns[f.name], f.type) for f in schema if f.name != "messages_json"]
+        table = pa.Table.from_arrays([*arrays, _messages_column(conversations)], schema=schema)
         self.matrix.note_changes(c.id for c in conversations)  # before the commit: the vector leg then asks LanceDB
         self.conversations.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
 
@@ -608,6 +635,44 @@ class LanceStore:
         ids = [c.id for c in conversations]
         scope = sql_in("conversation_id", ids)
         self.matrix.note_changes(ids)  # before the commit: the vector leg takes these from LanceDB meanwhile
+        self._replace(self.chunks, "id", self._chunk_table(conversations, chunks, vectors, versions, pending), scope)
+
+    def add_derived(
+        self,
+        conversation: Conversation,
+        chunks: Sequence[Chunk],
+        vectors: Vectors,
+        version: str,
+        pending: Sequence[bool],
+        *,
+        fresh: bool = False,
+    ) -> None:
+        """Upsert one slice of a long chat's chunks (`storage.ingest`); `drop_other_versions` ends it. A chat
+        with no chunk stored yet (`fresh`) has its slices appended: no join against every stored chunk."""
+        self.matrix.note_changes([conversation.id])
+        table = self._chunk_table([conversation], chunks, vectors, {conversation.id: version}, pending)
+        if fresh:
+            self.chunks.add(table)
+        else:
+            self.chunks.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+
+    def holds_derived(self, conversation_id: str) -> bool:
+        return bool(self.chunks.count_rows(sql_in("conversation_id", [conversation_id])))
+
+    def drop_other_versions(self, conversation_id: str, version: str) -> None:
+        """Delete a chat's chunks built from any other version of it: after its slices are all written,
+        what is left of them is what the chat no longer holds."""
+        self.matrix.note_changes([conversation_id])
+        self.chunks.delete(f"{sql_in('conversation_id', [conversation_id])} AND version != {sql_string(version)}")
+
+    def _chunk_table(
+        self,
+        conversations: Sequence[Conversation],
+        chunks: Sequence[Chunk],
+        vectors: Vectors,
+        versions: Mapping[str, str],
+        pending: Sequence[bool] | None,
+    ) -> pa.Table:
         by_id = {c.id: c for c in conversations}
         owners = [by_id[ch.conversation_id] for ch in chunks]
         flags = list(pending) if pending is not None else [False] * len(chunks)
@@ -631,11 +696,10 @@ class LanceStore:
             "version": [versions[c.id] for c in owners],
         }
         schema = _chunk_schema(self.dim)
-        chunk_table = pa.Table.from_arrays(
+        return pa.Table.from_arrays(
             [pa.array(columns[f.name], f.type) if f.name != "vector" else columns[f.name] for f in schema],
             schema=schema,
         )
-        self._replace(self.chunks, "id", chunk_table, scope)
 
     @staticmethod
     def _replace(table: Any, key: str, rows: pa.Table, scope: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -86,7 +87,7 @@ def chats() -> list[Conversation]:
     long = "A long answer, with many words about tuning PostgreSQL. " * 40
     dated = conversation("dated", ["day one", "reply", "day three", "reply", "day five"], day=500)
     stamped = [
-        message.model_copy(update={"created_at": dated.created_at + timedelta(days=i, microseconds=7)})
+        dataclasses.replace(message, created_at=dated.created_at + timedelta(days=i, microseconds=7))
         for i, message in enumerate(dated.messages)
     ]
     return [

@@ -16,7 +16,7 @@ from tests.storage.test_crash_and_concurrency import assert_consistent
 
 def unindexable(cid: str, when: datetime) -> Conversation:
     """A conversation with a time Tantivy cannot hold, built the way an older, unchecked version did."""
-    message = Message.model_construct(id="m0", index=0, role="user", text=f"lost sheep {cid}", created_at=None)
+    message = Message(id="m0", index=0, role="user", text=f"lost sheep {cid}", created_at=None)
     return Conversation.model_construct(
         id=cid, source="pastchats", title=cid, created_at=when, updated_at=when, project=None, url=None,
         messages=[message],

@@ -686,6 +686,7 @@ class Library:
         progress: Callable[[int, int], None] | None = None,
         batch: int = EMBED_BATCH,
         wait: float = -1,
+        until: Callable[[], bool] | None = None,
     ) -> int:
         """Embed every passage that awaits it; returns how many passages were embedded.
 
@@ -693,7 +694,9 @@ class Library:
         under the write lock, which is released between batches so imports and syncs can interleave.
         A kill loses at most the batch in flight; the next call resumes where this one stopped.
         `progress(done, total)` is called after each batch. `wait` is how long to wait for the lock
-        (-1: as long as it takes; 0: not at all, StoreError if busy). Needs the embedding model.
+        (-1: as long as it takes; 0: not at all, StoreError if busy). `until`: asked between batches;
+        True stops there, the rest left for a later call (the live watcher, when new text arrives).
+        Needs the embedding model.
         """
         if self.embedder is None:
             raise StoreError(f"cannot embed without the embedding model ({self.load_error})")
@@ -732,6 +735,8 @@ class Library:
                     self.store.build_matrix()
             if progress is not None:
                 progress(min(done, total), total)
+            if until is not None and until():
+                return done
 
     def delete(self, uris: Iterable[str], *, wait: float = -1) -> int:
         """Remove conversations from every index; returns how many existed.

@@ -15,6 +15,9 @@ What "incremental" means here, precisely:
   API from a read-only connection.
 - When the exclusion settings change, every file is parsed again once (nothing unchanged is
   re-embedded), so lifting an exclusion imports what it kept out.
+- A JSON Lines file whose last line has no end yet, written to moments ago (`WRITING_GRACE`), is
+  being written: it is left for the next sync (reported as waiting), so a line is never read half
+  written. One left that way for longer (an agent killed mid-write) is read as it is.
 A source file that disappears leaves its chats in the store and its archive copy in place.
 """
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +47,9 @@ __all__ = ["SyncReport", "Syncer"]
 log = logging.getLogger(__name__)
 
 OPTED_OUT = "opt-out marker"  # the reason importers.registry gives
+# Seconds a JSON Lines file with an unfinished last line is taken to be mid-write (agents write a
+# record in one or a few writes, well within this); after that its last line is read as it is.
+WRITING_GRACE = 10.0
 
 
 @dataclass
@@ -60,6 +67,18 @@ def _wal(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns
+
+
+def _being_written(path: Path, st: os.stat_result) -> bool:
+    """A JSON Lines file whose last line has not ended yet, changed within `WRITING_GRACE` seconds."""
+    if path.suffix != ".jsonl" or st.st_size == 0 or time.time() - st.st_mtime > WRITING_GRACE:
+        return False
+    try:
+        with path.open("rb") as handle:
+            handle.seek(st.st_size - 1)
+            return handle.read(1) not in (b"\n", b"")
+    except OSError:  # gone or unreadable since the stat: reading it reports why
+        return False
 
 
 class Syncer:
@@ -116,6 +135,9 @@ class Syncer:
                 continue
             if planned.change == "unchanged" and not reparse:
                 report.files_unchanged += 1
+                continue
+            if planned.change != "unchanged" and _being_written(source.path, planned.stat):
+                report.files_waiting.append(str(source.path))
                 continue
             report.count(planned.change)
             plan.append(planned)

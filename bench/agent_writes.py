@@ -93,7 +93,10 @@ def codex_lines(path: Path, question: str, answer: str, n: int) -> list[str]:
         return json.dumps({"timestamp": _stamp(), "type": kind, "payload": payload}, separators=(",", ":"))
 
     return [
-        item("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": question}]}),
+        item(
+            "response_item",
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": question}]},
+        ),
         item("event_msg", {"type": "user_message", "message": question, "images": []}),
         item(
             "response_item",

@@ -81,7 +81,8 @@ def test_a_half_written_last_line_waits_for_its_end(agents: tuple[Settings, Libr
     settings, library = agents
     with watching(settings, library) as watcher:
         until(lambda: watcher.rounds >= 1 and stored(library, CHAT_IDS["codex"]), 30)
-        append_exchange(settings.user_home, "codex", "Is the zebrafrost cached?", "Yes, the zebrafrost is.", 1, half=True)
+        question, answer = "Is the zebrafrost cached?", "Yes, the zebrafrost is."
+        append_exchange(settings.user_home, "codex", question, answer, 1, half=True)
         until(lambda: "zebrafrost" in " ".join(m.text for m in library.get(CHAT_IDS["codex"]).messages), 15)
     texts = [m.text for m in library.get(CHAT_IDS["codex"]).messages]
     assert texts[-2:] == ["Is the zebrafrost cached?", "Yes, the zebrafrost is."]  # the answer, never half of it
@@ -94,9 +95,12 @@ def test_one_watcher_per_store_and_another_takes_over_when_it_stops(agents: tupl
     until(lambda: watcher.status is not None, 10)
     with watching(settings, Library.open(settings.home, embedder=HashEmbedder())) as standby:
         time.sleep(TAKEOVER_POLL * 1.5)
-        assert standby.status is None and standby.rounds == 0  # standing by, not syncing too
+        assert standby.status is None
+        assert standby.rounds == 0
         status = watch_status(settings.home)
-        assert status is not None and status.mode == "events" and watcher.status is not None
+        assert status is not None
+        assert status.mode == "events"
+        assert watcher.status is not None
         assert status.since == watcher.status.since
         first.__exit__(None, None, None)  # the watcher stops: the other takes over within seconds
         assert until(lambda: standby.status is not None, 10) < TAKEOVER_POLL + 1

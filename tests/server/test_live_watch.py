@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bench.agent_writes import CHAT_IDS, append_exchange, make_agent_home
+from importers.sources.report import SyncReport
 from server.settings import Settings
 from server.watching import TAKEOVER_POLL, Watcher, watch_status
 from storage.embedding.embedder import HashEmbedder
@@ -21,8 +22,8 @@ LIVE_BUDGET = 5.0  # seconds from an append to the text being keyword-searchable
 
 
 @contextmanager
-def watching(settings: Settings, library: Library) -> Iterator[Watcher]:
-    watcher = Watcher(settings, library)
+def watching(settings: Settings, library: Library, reports: list[SyncReport] | None = None) -> Iterator[Watcher]:
+    watcher = Watcher(settings, library, on_round=None if reports is None else reports.append)
     stop = threading.Event()
     thread = threading.Thread(target=watcher.run, args=(stop,), daemon=True)
     thread.start()
@@ -79,13 +80,17 @@ def test_an_exchange_an_agent_appends_is_keyword_searchable_within_seconds_and_t
 
 def test_a_half_written_last_line_waits_for_its_end(agents: tuple[Settings, Library]) -> None:
     settings, library = agents
-    with watching(settings, library) as watcher:
+    reports: list[SyncReport] = []
+    with watching(settings, library, reports) as watcher:
         until(lambda: watcher.rounds >= 1 and stored(library, CHAT_IDS["codex"]), 30)
         question, answer = "Is the zebrafrost cached?", "Yes, the zebrafrost is."
         append_exchange(settings.user_home, "codex", question, answer, 1, half=True)
         until(lambda: "zebrafrost" in " ".join(m.text for m in library.get(CHAT_IDS["codex"]).messages), 15)
     texts = [m.text for m in library.get(CHAT_IDS["codex"]).messages]
-    assert texts[-2:] == ["Is the zebrafrost cached?", "Yes, the zebrafrost is."]  # the answer, never half of it
+    assert texts[-2:] == ["Is the zebrafrost cached?", "Yes, the zebrafrost is."]
+    codex_notes = [note for report in reports for note in report.notes if "rollout-2025-03-14" in note]
+    assert not [note for note in codex_notes if "cut off" in note]  # never read with half a line
+    assert any(report.files_waiting for report in reports)  # the file waited for its line's end
 
 
 def test_one_watcher_per_store_and_another_takes_over_when_it_stops(agents: tuple[Settings, Library]) -> None:

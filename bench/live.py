@@ -36,6 +36,7 @@ from mcp import Client, StdioServerParameters
 from bench.agent_writes import CHAT_IDS, append_exchange, claude_code_lines, make_agent_home
 from bench.perf_spawn import _children, memory_of
 from storage.library import Library
+from storage.owner_only import restrict_new_files
 
 AGENTS = ["claude-code", "codex", "gemini"]
 
@@ -82,10 +83,13 @@ def pending(store: Path) -> int:
     return Library.open(store, load_model=False, heal=False).pending_embeddings()
 
 
-async def shown(client: Client, query: str) -> list[str]:
+async def shows(client: Client, query: str, uri: str) -> bool:
+    """Whether `conversation_search` shows the chat `uri` with the query's word in what it shows (a
+    chat found only by the vector leg, for a word it does not hold, does not count)."""
     result = await client.call_tool("conversation_search", {"query": query})
     text = "" if result.is_error else str(getattr(result.content[0], "text", ""))
-    return [line.split("'")[1] for line in text.splitlines() if line.startswith("<chat uri='")]
+    blocks = text.split("<chat uri='")[1:]
+    return any(block.startswith(uri + "'") and query in block for block in blocks)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -119,7 +123,7 @@ async def measure(store: Path, sessions: int, appends: int, idle: float) -> dict
             agent, word = AGENTS[n % 3], f"livemark{n}q"
             append_exchange(home, agent, f"Is the {word} setting on?", f"Yes, {word} is on.", 10_000 + n)
             start = time.monotonic()
-            while CHAT_IDS[agent] not in await shown(client, word):
+            while not await shows(client, word, CHAT_IDS[agent]):
                 await anyio.sleep(0.05)
             keyword.append(time.monotonic() - start)
             while pending(store):
@@ -130,7 +134,7 @@ async def measure(store: Path, sessions: int, appends: int, idle: float) -> dict
     out["embedded_seconds"] = percentiles(embedded)
     for label, sync in (("watching", True), ("sync_off", False)):
         async with server(environment(home, store, sync=sync)) as (client, pid):
-            await shown(client, "dashboard widget colour")
+            await shows(client, "dashboard widget colour", CHAT_IDS["claude-code"])
             await anyio.sleep(15)  # the watcher's first sync (nothing changed) and start-up settle
             before = cpu_seconds(pid)
             await anyio.sleep(idle)
@@ -148,6 +152,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=60)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    restrict_new_files()  # the store's files are made as every pastchats command makes them
     result = anyio.run(measure, args.store, args.sessions, args.appends, args.idle)
     text = json.dumps(result, indent=1)
     print(text)

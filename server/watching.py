@@ -50,6 +50,9 @@ POLL_MS = 1000  # how often the polling fallback stats the watched files
 ROOTS_CHECK = 30.0  # seconds between looks for agent folders created since the watch began
 BUSY_RETRY = 1.0  # seconds before a sync that found another writer at work tries again
 LIVE_BATCH = 64  # passages embedded per write-lock hold: new text waits at most one batch for its sync
+# Seconds without changes after which the small writes of live sync are compacted (`Library.compact`:
+# ~12 s under the write lock at 100k messages here, so never while an agent is writing).
+QUIET_COMPACT = 60.0
 # Filesystems whose changes made elsewhere raise no local file events.
 NETWORK_FILESYSTEMS = frozenset(
     {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "fuse.sshfs", "afs", "ceph", "glusterfs", "lustre"}
@@ -155,6 +158,7 @@ class Watcher:
         self.home = library.home
         self.status: WatchStatus | None = None
         self.rounds = 0
+        self.rounds_written = 0  # rounds that wrote to the store (a sync that changed chats, or embedding)
         self._lock = FileLock(str(self.home / LOCK), mode=FILE_MODE)
         self._changed = threading.Event()
         self._seen_at: float | None = None  # when the changes not yet synced were first seen (monotonic)
@@ -265,9 +269,10 @@ class Watcher:
         next_rescan = time.monotonic() + interval if interval else None
         next_roots = time.monotonic() + ROOTS_CHECK
         retry: float | None = None
+        compact: float | None = None  # when to compact, once changes have been written and none follow
         while not stop.is_set():
             now = time.monotonic()
-            deadlines = [next_roots, *(d for d in (next_rescan, retry) if d is not None)]
+            deadlines = [next_roots, *(d for d in (next_rescan, retry, compact) if d is not None)]
             # In slices of a second at most, so that a stop is noticed within one.
             if not self._changed.wait(min(1.0, max(0.0, min(deadlines) - now))) and stop.is_set():
                 return
@@ -275,9 +280,14 @@ class Watcher:
             if self._changed.is_set() or (retry is not None and now >= retry) or (next_rescan and now >= next_rescan):
                 if next_rescan and now >= next_rescan:
                     next_rescan = now + interval
+                wrote = self.rounds_written
                 retry = self._sync_round()
                 if retry is None:
                     retry = self._embed()
+                if self.rounds_written != wrote:
+                    compact = time.monotonic() + QUIET_COMPACT
+            elif compact is not None and now >= compact and not self._changed.is_set():
+                compact = None if self._compact() else now + BUSY_RETRY
             if now >= next_roots:
                 next_roots = now + ROOTS_CHECK
                 if self.roots() != roots:
@@ -289,7 +299,7 @@ class Watcher:
         seen = self._seen_at if self._seen_at is not None else time.monotonic()
         self._seen_at = None
         try:
-            report = self.syncer.run_once(embed=False)
+            report = self.syncer.run_once(embed=False, compact=False)
         except Exception:  # a failed round must not end the watch; the next change or rescan tries again
             log.exception("syncing the agent logs failed")
             return None
@@ -301,6 +311,8 @@ class Watcher:
             return time.monotonic() + BUSY_RETRY
         if report.files_changed or report.files_failed:
             log.info("synced: %s", report.text().replace("\n", "; "))
+        if report.conversations_new or report.conversations_updated:
+            self.rounds_written += 1
         self.on_round(report)
         if self.status is not None:
             if report.files_changed:
@@ -325,13 +337,27 @@ class Watcher:
         try:
             if not library.pending_embeddings():
                 return None
-            library.embed_pending(batch=LIVE_BATCH, wait=0, until=self._changed.is_set)
+            if library.embed_pending(batch=LIVE_BATCH, wait=0, until=self._changed.is_set, fold=False):
+                self.rounds_written += 1
         except StoreError as exc:  # another process is writing: embed after it
             log.info("embedding deferred: %s", exc)
             return time.monotonic() + BUSY_RETRY
         except Exception:
             log.exception("embedding the new passages failed; the next round tries again")
         return None
+
+    def _compact(self) -> bool:
+        """Compact after a quiet spell; False when another process is writing (try again shortly)."""
+        from storage.errors import StoreError
+
+        try:
+            self.library.compact(wait=0)
+        except StoreError as exc:
+            log.info("compaction deferred: %s", exc)
+            return False
+        except Exception:
+            log.exception("compacting after live sync failed; the next quiet spell tries again")
+        return True
 
     def _write_status(self) -> None:
         if self.status is None:

@@ -620,12 +620,15 @@ class Library:
         wait: float = -1,
         embed: bool = True,
         add_only: tuple[str, ...] = (),
+        compact: bool = True,
     ) -> IngestStats:
         """Upsert by id under the inter-process write lock; only changed text is re-embedded.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
         await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
-        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`).
+        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`). `compact=False`
+        leaves compaction and the vector matrix's rebuild (seconds at 100k messages) to a later
+        `compact`: a small live write stays small.
         """
         ingestor = self._ingestor()
 
@@ -639,7 +642,7 @@ class Library:
             self._mend_keywords()
             try:
                 ingestor.repair()
-                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only)
+                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only, tidy=compact)
             except Exception as exc:
                 if not is_disk_full(exc):
                     raise
@@ -687,6 +690,7 @@ class Library:
         batch: int = EMBED_BATCH,
         wait: float = -1,
         until: Callable[[], bool] | None = None,
+        fold: bool = True,
     ) -> int:
         """Embed every passage that awaits it; returns how many passages were embedded.
 
@@ -696,7 +700,9 @@ class Library:
         `progress(done, total)` is called after each batch. `wait` is how long to wait for the lock
         (-1: as long as it takes; 0: not at all, StoreError if busy). `until`: asked between batches;
         True stops there, the rest left for a later call (the live watcher, when new text arrives).
-        Needs the embedding model.
+        `fold=False` leaves the new vectors in LanceDB's new fragments and the matrix's change log
+        (searches find them there) for a later `compact`, rather than compacting at the end (seconds
+        at 100k messages, under the lock). Needs the embedding model.
         """
         if self.embedder is None:
             raise StoreError(f"cannot embed without the embedding model ({self.load_error})")
@@ -717,9 +723,8 @@ class Library:
                     if release is not None:  # the model's document sessions are not needed for what follows
                         release()
                     idle_release.trim_free_memory()  # what the pass freed, back before the compaction's peak
-                    if done:  # fold the new vectors in: searches then need no LanceDB lookups
-                        self.store.optimize()  # one commit per batch: compact, and drop what they replaced
-                        self.store.build_matrix()
+                    if done and fold:  # fold the new vectors in: searches then need no LanceDB lookups
+                        self._fold()
                     return done
                 chosen, size = [], 0
                 while waiting and size < batch:
@@ -737,6 +742,20 @@ class Library:
                 progress(min(done, total), total)
             if until is not None and until():
                 return done
+
+    def compact(self, *, wait: float = -1) -> None:
+        """Fold what many small writes left (the live watcher's) into compacted tables and a rebuilt
+        vector matrix, dropping the versions they replaced."""
+        with self._writing(timeout=wait):
+            self._fold()
+
+    def _fold(self) -> None:
+        self.store.ensure_indexes()
+        self.store.optimize()  # one commit per batch: compact, and drop what they replaced
+        # Readers trust the catalog only while it names the tables' newest versions: say at once that
+        # compaction changed none of the chats, rather than after the matrix's rebuild.
+        catalog.refresh(self.home, self.store, [])
+        self.store.build_matrix()
 
     def delete(self, uris: Iterable[str], *, wait: float = -1) -> int:
         """Remove conversations from every index; returns how many existed.

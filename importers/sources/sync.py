@@ -106,19 +106,24 @@ class Syncer:
     def discover(self) -> tuple[list[SourceFile], list[Skip]]:
         return discover(self.env, self.home, self.extra_paths, self.formats)
 
-    def run_once(self, progress: Callable[[IngestProgress], None] | None = None, *, embed: bool = True) -> SyncReport:
+    def run_once(
+        self, progress: Callable[[IngestProgress], None] | None = None, *, embed: bool = True, compact: bool = True
+    ) -> SyncReport:
         """One sync; never waits for the store: if another process is writing, it skips and says so.
         Safe to call from a background thread. `embed=False` leaves new passages awaiting embedding,
-        for a caller that embeds them next with a progress bar that knows the total."""
+        for a caller that embeds them next with a progress bar that knows the total; `compact=False`
+        leaves compaction to the caller (`Library.compact`: the live watcher, once changes pause)."""
         report = SyncReport()
         try:
             with self.library.lock.hold(timeout=0):
-                self._sync(report, progress, embed)
+                self._sync(report, progress, embed, compact)
         except StoreError as exc:
             report.not_run = str(exc)
         return report
 
-    def _sync(self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool) -> None:
+    def _sync(
+        self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool, compact: bool
+    ) -> None:
         state = SyncState.load(self.library.home)
         finish_deletes(self.library, state)  # a delete killed part way: before anything is read again
         reparse = state.exclusions != self.exclusions.fingerprint()
@@ -144,7 +149,9 @@ class Syncer:
         if plan:
             marks: dict[str, FileMark] = {}
             conversations = self._conversations(plan, set(state.forgotten), marks, report)
-            stats = self.library.import_conversations(conversations, progress=progress, wait=0, embed=embed)
+            stats = self.library.import_conversations(
+                conversations, progress=progress, wait=0, embed=embed, compact=compact
+            )
             report.record(stats)
             state.files.update(marks)
         if plan or reparse:

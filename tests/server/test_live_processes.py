@@ -65,7 +65,8 @@ async def test_what_claude_code_codex_and_gemini_append_is_found_by_a_running_se
             with anyio.fail_after(30):
                 while True:
                     result = await client.call_tool("conversation_search", {"query": word})
-                    if CHAT_IDS[agent] in block_uris(text_of(result)):
+                    text = text_of(result)
+                    if CHAT_IDS[agent] in block_uris(text) and word in text:  # found for its word
                         break
                     await anyio.sleep(0.05)
             assert time.monotonic() - start < LIVE_BUDGET, f"{agent}: {time.monotonic() - start:.1f} s"

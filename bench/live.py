@@ -56,8 +56,10 @@ def add_sessions(home: Path, count: int) -> None:
         path.write_text("".join(line.replace("5e55e000-1111-4000-8000-000000000001", session) + "\n" for line in lines))
 
 
-def environment(home: Path, store: Path, sync: bool) -> dict[str, str]:
+def environment(home: Path, store: Path, sync: bool, log: Path | None = None) -> dict[str, str]:
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "PASTCHATS_HOME": str(store)}
+    if log is not None:
+        env |= {"PASTCHATS_LOG_FILE": str(log), "PASTCHATS_LOG_LEVEL": "INFO"}
     for name in ("FASTEMBED_CACHE_PATH", "XDG_CACHE_HOME"):
         if os.environ.get(name):
             env[name] = os.environ[name]
@@ -103,7 +105,7 @@ def percentiles(values: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2), "max": round(ordered[-1], 2)}
 
 
-async def measure(store: Path, sessions: int, appends: int, idle: float) -> dict[str, Any]:
+async def measure(store: Path, sessions: int, appends: int, idle: float, log: Path | None) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="pastchats-live-"))
     home = make_agent_home(work / "home")
     add_sessions(home, sessions)
@@ -112,7 +114,7 @@ async def measure(store: Path, sessions: int, appends: int, idle: float) -> dict
     out: dict[str, Any] = {"store_messages": messages, "session_files": sessions + 6, "appends": appends}
     keyword: list[float] = []
     embedded: list[float] = []
-    async with server(environment(home, store, sync=True)) as (client, _):
+    async with server(environment(home, store, sync=True, log=log)) as (client, _):
         start = time.monotonic()
         while chats(store) < before + sessions or pending(store):
             if time.monotonic() - start > 3600:
@@ -151,9 +153,10 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=30)
     parser.add_argument("--idle", type=float, default=60)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--log", type=Path, help="the watching server's log (INFO)")
     args = parser.parse_args()
     restrict_new_files()  # the store's files are made as every pastchats command makes them
-    result = anyio.run(measure, args.store, args.sessions, args.appends, args.idle)
+    result = anyio.run(measure, args.store, args.sessions, args.appends, args.idle, args.log)
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

@@ -162,6 +162,7 @@ class Watcher:
         self._lock = FileLock(str(self.home / LOCK), mode=FILE_MODE)
         self._changed = threading.Event()
         self._seen_at: float | None = None  # when the changes not yet synced were first seen (monotonic)
+        self._whole = True  # the next sync checks the tables and compacts, as `pastchats sync` does
 
     # ---- the turn ------------------------------------------------------------------------------
 
@@ -215,7 +216,7 @@ class Watcher:
             halt = _Halt(stop)
             self.status = WatchStatus(
                 pid=os.getpid(),
-                command=" ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])[:200],
+                command=" ".join(["pastchats", *sys.argv[1:]])[:200],  # `serve` or `sync --watch`, whatever started it
                 since=self.status.since if self.status else _now(),
                 mode="events" if why is None else "polling",
                 why_polling=why,
@@ -227,7 +228,8 @@ class Watcher:
             events = threading.Thread(target=self._events, args=(roots, why, halt), name="pastchats-watch", daemon=True)
             if roots:
                 events.start()
-            self._changed.set()  # first, what was written while no process watched
+            self._changed.set()  # first, what was written while no process watched: a whole sync
+            self._whole = True
             self._serve(stop, roots)
             halt.restart.set()
             if events.is_alive():
@@ -299,7 +301,7 @@ class Watcher:
         seen = self._seen_at if self._seen_at is not None else time.monotonic()
         self._seen_at = None
         try:
-            report = self.syncer.run_once(embed=False, compact=False)
+            report = self.syncer.run_once(embed=False, live=not self._whole)
         except Exception:  # a failed round must not end the watch; the next change or rescan tries again
             log.exception("syncing the agent logs failed")
             return None
@@ -309,6 +311,7 @@ class Watcher:
             log.info("sync deferred: %s", report.not_run)
             self._seen_at = seen
             return time.monotonic() + BUSY_RETRY
+        self._whole = False
         if report.files_changed or report.files_failed:
             log.info("synced: %s", report.text().replace("\n", "; "))
         if report.conversations_new or report.conversations_updated:

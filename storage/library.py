@@ -620,15 +620,16 @@ class Library:
         wait: float = -1,
         embed: bool = True,
         add_only: tuple[str, ...] = (),
-        compact: bool = True,
+        live: bool = False,
     ) -> IngestStats:
         """Upsert by id under the inter-process write lock; only changed text is re-embedded.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
         await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
-        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`). `compact=False`
-        leaves compaction and the vector matrix's rebuild (seconds at 100k messages) to a later
-        `compact`: a small live write stays small.
+        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`). `live`: a small
+        write of live sync, kept small: the tables are not scanned for damage first, and compaction and
+        the vector matrix's rebuild (seconds at 100k messages) are left to `compact`, which the watcher
+        runs once changes pause (its first sync of a turn is a whole one).
         """
         ingestor = self._ingestor()
 
@@ -638,11 +639,11 @@ class Library:
                 progress(done)
 
         with self._writing(timeout=wait):
-            self._mend(check_tables=True)  # a cut data file would fail the import half way otherwise
+            self._mend(check_tables=not live)  # a cut data file would fail the import half way otherwise
             self._mend_keywords()
             try:
                 ingestor.repair()
-                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only, tidy=compact)
+                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only, tidy=not live)
             except Exception as exc:
                 if not is_disk_full(exc):
                     raise
@@ -745,8 +746,10 @@ class Library:
 
     def compact(self, *, wait: float = -1) -> None:
         """Fold what many small writes left (the live watcher's) into compacted tables and a rebuilt
-        vector matrix, dropping the versions they replaced."""
+        vector matrix, dropping the versions they replaced; the tables are checked first, as an
+        import checks them."""
         with self._writing(timeout=wait):
+            self._mend(check_tables=True)
             self._fold()
 
     def _fold(self) -> None:

@@ -107,22 +107,22 @@ class Syncer:
         return discover(self.env, self.home, self.extra_paths, self.formats)
 
     def run_once(
-        self, progress: Callable[[IngestProgress], None] | None = None, *, embed: bool = True, compact: bool = True
+        self, progress: Callable[[IngestProgress], None] | None = None, *, embed: bool = True, live: bool = False
     ) -> SyncReport:
         """One sync; never waits for the store: if another process is writing, it skips and says so.
         Safe to call from a background thread. `embed=False` leaves new passages awaiting embedding,
-        for a caller that embeds them next with a progress bar that knows the total; `compact=False`
-        leaves compaction to the caller (`Library.compact`: the live watcher, once changes pause)."""
+        for a caller that embeds them next with a progress bar that knows the total; `live`: the live
+        watcher's small write (`Library.import_conversations`), compacted later by the caller."""
         report = SyncReport()
         try:
             with self.library.lock.hold(timeout=0):
-                self._sync(report, progress, embed, compact)
+                self._sync(report, progress, embed, live)
         except StoreError as exc:
             report.not_run = str(exc)
         return report
 
     def _sync(
-        self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool, compact: bool
+        self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool, live: bool
     ) -> None:
         state = SyncState.load(self.library.home)
         finish_deletes(self.library, state)  # a delete killed part way: before anything is read again
@@ -149,9 +149,7 @@ class Syncer:
         if plan:
             marks: dict[str, FileMark] = {}
             conversations = self._conversations(plan, set(state.forgotten), marks, report)
-            stats = self.library.import_conversations(
-                conversations, progress=progress, wait=0, embed=embed, compact=compact
-            )
+            stats = self.library.import_conversations(conversations, progress=progress, wait=0, embed=embed, live=live)
             report.record(stats)
             state.files.update(marks)
         if plan or reparse:

@@ -13,6 +13,8 @@ import pytest
 
 from bench.agent_writes import CHAT_IDS, append_exchange, make_agent_home
 from importers.sources.report import SyncReport
+from server.cli.common import stats_text
+from server.doctor import check_watcher
 from server.settings import Settings
 from server.watching import TAKEOVER_POLL, Watcher, watch_status
 from storage.embedding.embedder import HashEmbedder
@@ -112,3 +114,19 @@ def test_one_watcher_per_store_and_another_takes_over_when_it_stops(agents: tupl
         append_exchange(settings.user_home, "gemini", "Where is the moonquartz?", "In the drawer.", 1)
         until(lambda: found(library, "moonquartz") == [CHAT_IDS["gemini"]], 15)
     assert watch_status(settings.home) is None  # nobody watches now
+
+
+def test_where_events_are_unavailable_it_polls_and_doctor_and_stats_say_so(agents: tuple[Settings, Library]) -> None:
+    settings, library = agents
+    settings = settings.model_copy(update={"watch_polling": True})
+    with watching(settings, library) as watcher:
+        until(lambda: watcher.rounds >= 1 and stored(library, CHAT_IDS["gemini"]), 30)
+        append_exchange(settings.user_home, "gemini", "Is the plumbus polled?", "The plumbus is polled.", 1)
+        assert until(lambda: found(library, "plumbus") == [CHAT_IDS["gemini"]], 15) < LIVE_BUDGET
+        check = check_watcher(settings)
+        assert check.warning
+        assert "polling" in check.summary
+        assert "PASTCHATS_WATCH_POLLING" in check.summary
+        assert "Watching the agent logs: pid" in stats_text(library, as_json=False)
+    assert check_watcher(settings).ok
+    assert "Watching the agent logs: no process now" in stats_text(library, as_json=False)

@@ -31,13 +31,19 @@ class BackgroundSync:
         self.watcher: Watcher | None = None
 
     def start(self) -> None:
-        if not self._settings.sync or self._thread is not None:
+        if not self._settings.sync or (self._thread is not None and self._thread.is_alive()):
             return
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pastchats-sync", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop watching and give the turn to another process: at once, or once the sync or embedding
+        batch under way ends (a longer one goes on in the background and is finished by the next writer
+        if the process exits meanwhile)."""
         self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
     def _run(self) -> None:
         from server.watching import Watcher

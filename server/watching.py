@@ -163,10 +163,12 @@ class Watcher:
         self._changed = threading.Event()
         self._seen_at: float | None = None  # when the changes not yet synced were first seen (monotonic)
         self._whole = True  # the next sync checks the tables and compacts, as `pastchats sync` does
+        self._stopping = threading.Event()
 
     # ---- the turn ------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
+        self._stopping = stop
         said_waiting = False
         while not stop.is_set():
             try:
@@ -251,7 +253,7 @@ class Watcher:
                 ignore_permission_denied=True,
             ):
                 if self._seen_at is None:
-                    self._seen_at = time.monotonic() - DEBOUNCE_MS / 1000 / 2
+                    self._seen_at = time.monotonic()
                 self._changed.set()
         except Exception as exc:  # events that fail to start (the OS's watch limit): polling still works
             if why_polling is not None:
@@ -340,7 +342,10 @@ class Watcher:
         try:
             if not library.pending_embeddings():
                 return None
-            if library.embed_pending(batch=LIVE_BATCH, wait=0, until=self._changed.is_set, fold=False):
+            more = self._changed.is_set
+            if library.embed_pending(
+                batch=LIVE_BATCH, wait=0, until=lambda: more() or self._stopping.is_set(), fold=False
+            ):
                 self.rounds_written += 1
         except StoreError as exc:  # another process is writing: embed after it
             log.info("embedding deferred: %s", exc)

@@ -89,6 +89,7 @@ def build_server(settings: Settings, library_factory: LibraryFactory | None = No
             # A client that leaves during the warm-up: the library finishes opening (and is then
             # closed) rather than being cut off by the interpreter's exit half way through.
             await anyio.to_thread.run_sync(warm.wait)
+            await anyio.to_thread.run_sync(syncing.stop)  # the watch turn passes to another process
 
     server: MCPServer[Any] = PastchatsServer(
         name="pastchats",

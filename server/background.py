@@ -1,8 +1,9 @@
-"""Background sync while the server runs: once at start, then every `sync_interval` seconds.
+"""Live sync while the server runs: the agent logs followed as they are written (`server.watching`).
 
 It runs on its own daemon thread after the library has opened, so `initialize` and tool calls never
-wait for it; reads never block on its writes. A busy store (another process writing) just means the
-next round tries again.
+wait for it; reads never block on its writes. Of the servers sharing a store, one watches and the
+others stand by to take over; a busy store (another process writing) just means the sync tries
+again a moment later.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from server.settings import Settings
-from server.wiring import syncer_for
 
 if TYPE_CHECKING:
+    from server.watching import Watcher
     from storage.library import Library
 
 logger = logging.getLogger("pastchats.sync")
@@ -27,51 +28,31 @@ class BackgroundSync:
         self._library = library
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.rounds = 0
+        self.watcher: Watcher | None = None
 
     def start(self) -> None:
-        if not self._settings.sync or self._thread is not None:
+        if not self._settings.sync or (self._thread is not None and self._thread.is_alive()):
             return
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pastchats-sync", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop watching and give the turn to another process: at once, or once the sync or embedding
+        batch under way ends (a longer one goes on in the background and is finished by the next writer
+        if the process exits meanwhile)."""
         self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
 
     def _run(self) -> None:
+        from server.watching import Watcher
+
         library = self._library()  # waits for the warm-up; None if the store could not open
         if library is None:
             return
-        while not self._stop.is_set():
-            self.run_once(library)
-            if self._settings.sync_interval == 0 or self._stop.wait(self._settings.sync_interval):
-                return
-
-    def run_once(self, library: Library) -> None:
         try:
-            report = syncer_for(self._settings, library).run_once()
-        except Exception:  # a failed round must not end the server; the next round tries again
-            logger.exception("background sync failed")
-            return
-        finally:
-            self.rounds += 1
-        if report.not_run:
-            logger.info("background sync skipped: %s", report.not_run)
-        else:
-            logger.info("background sync: %s", report.text().replace("\n", "; "))
-        self.embed_pending(library)
-
-    @staticmethod
-    def embed_pending(library: Library) -> None:
-        """Embed passages that were stored awaiting it (they are keyword-searchable meanwhile)."""
-        from storage.library import StoreError
-
-        if library.embedder is None:
-            return
-        try:
-            if library.pending_embeddings():
-                logger.info("embedded %d waiting passages", library.embed_pending(wait=0))
-        except StoreError as exc:  # another process is writing: the next round goes on
-            logger.info("embedding waiting passages paused: %s", exc)
-        except Exception:
-            logger.exception("embedding waiting passages failed")
+            self.watcher = Watcher(self._settings, library)
+            self.watcher.run(self._stop)
+        except Exception:  # the server goes on answering from what is stored
+            logger.exception("following the agent logs failed; restart the server to try again")

@@ -136,6 +136,21 @@ def check_sources(settings: Settings) -> Check:
     return Check("sources", True, f"sync finds {listed}", None, details)
 
 
+def check_watcher(settings: Settings) -> Check:
+    """Which process follows the agent logs live, how (file events, or polling and why), how far behind."""
+    from server.watching import watch_status
+
+    status = watch_status(settings.home)
+    if status is None:
+        summary = "no process watches the agent logs now: a client's `pastchats serve` or `pastchats sync --watch` does"
+        return Check("watcher", True, summary, None, {"watching": False})
+    details = {"watching": True} | asdict(status)
+    if status.mode == "polling":
+        summary = f"polling, since file events are unavailable: {status.why_polling}; {status.text()}"
+        return Check("watcher", False, summary, None, details, warning=True)
+    return Check("watcher", True, status.text(), None, details)
+
+
 def check_clients(settings: Settings, only: str | None = None) -> Check:
     """Every client `setup` knows (none configured is a warning), or only the one asked about (then
     it must be configured)."""
@@ -174,6 +189,7 @@ def run_checks(settings: Settings, *, client: str | None = None, cli_only: bool 
     model = check_model(settings)
     store = check_store(settings, model.ok)
     checks = [model, store, check_secrets(settings), check_permissions(settings), check_sources(settings)]
+    checks.append(check_watcher(settings))
     return checks if cli_only else [*checks, check_clients(settings, client)]
 
 

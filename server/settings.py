@@ -122,13 +122,20 @@ class Settings(BaseSettings):
 
     sync: bool = Field(
         default=True,
-        description="Sync agent logs (Claude Code, Codex, Gemini CLI, Aider, Cursor) in the background while "
-        "`pastchats serve` runs: once at start, then every `sync_interval` seconds. `false` turns it off.",
+        description="Follow the agent logs (Claude Code, Codex, Gemini CLI, Aider, Cursor) while `pastchats serve` "
+        "runs: what an agent writes is searchable within seconds. One process per store watches (the others "
+        "take over when it exits). `false` turns it off.",
     )
     sync_interval: int = Field(
         default=600,
         ge=0,
-        description="Seconds between background syncs; 0 syncs once at start only.",
+        description="Seconds between full rescans of the agent logs while watching them (a safety net for "
+        "changes no file event reported); 0: none.",
+    )
+    watch_polling: bool = Field(
+        default=False,
+        description="Watch the agent logs by polling them every second instead of through the system's file "
+        "events. Chosen by itself on network filesystems and where events fail to start; `doctor` says which.",
     )
     sync_paths: list[Path] = Field(
         default_factory=list,

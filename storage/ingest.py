@@ -155,8 +155,10 @@ class Ingestor:
         progress: Callable[[IngestProgress], None] | None = None,
         embed: bool = True,
         add_only: tuple[str, ...] = (),
+        tidy: bool = True,
     ) -> IngestStats:
         """Upsert; `embed=False` stores new passages awaiting their embedding (see `embed_some`).
+        `tidy=False` leaves compaction and the matrix's rebuild to the caller (`tidy` below).
 
         A conversation whose id starts with one of `add_only` is written only when the store does not
         hold that id yet: it never replaces a stored chat (another format's, `registry.foreign_prefixes`).
@@ -201,7 +203,7 @@ class Ingestor:
             messages += sum(len(c.messages) for c in batch)
             if progress is not None:
                 progress(IngestProgress(done, messages))
-        if stats.written:
+        if stats.written and tidy:
             self.tidy(stats)
         return stats
 

@@ -620,12 +620,16 @@ class Library:
         wait: float = -1,
         embed: bool = True,
         add_only: tuple[str, ...] = (),
+        live: bool = False,
     ) -> IngestStats:
         """Upsert by id under the inter-process write lock; only changed text is re-embedded.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
         await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
-        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`).
+        of `add_only` are added but never replace a stored chat (`Ingestor.ingest`). `live`: a small
+        write of live sync, kept small: the tables are not scanned for damage first, and compaction and
+        the vector matrix's rebuild (seconds at 100k messages) are left to `compact`, which the watcher
+        runs once changes pause (its first sync of a turn is a whole one).
         """
         ingestor = self._ingestor()
 
@@ -635,11 +639,11 @@ class Library:
                 progress(done)
 
         with self._writing(timeout=wait):
-            self._mend(check_tables=True)  # a cut data file would fail the import half way otherwise
+            self._mend(check_tables=not live)  # a cut data file would fail the import half way otherwise
             self._mend_keywords()
             try:
                 ingestor.repair()
-                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only)
+                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only, tidy=not live)
             except Exception as exc:
                 if not is_disk_full(exc):
                     raise
@@ -686,6 +690,8 @@ class Library:
         progress: Callable[[int, int], None] | None = None,
         batch: int = EMBED_BATCH,
         wait: float = -1,
+        until: Callable[[], bool] | None = None,
+        fold: bool = True,
     ) -> int:
         """Embed every passage that awaits it; returns how many passages were embedded.
 
@@ -693,7 +699,11 @@ class Library:
         under the write lock, which is released between batches so imports and syncs can interleave.
         A kill loses at most the batch in flight; the next call resumes where this one stopped.
         `progress(done, total)` is called after each batch. `wait` is how long to wait for the lock
-        (-1: as long as it takes; 0: not at all, StoreError if busy). Needs the embedding model.
+        (-1: as long as it takes; 0: not at all, StoreError if busy). `until`: asked between batches;
+        True stops there, the rest left for a later call (the live watcher, when new text arrives).
+        `fold=False` leaves the new vectors in LanceDB's new fragments and the matrix's change log
+        (searches find them there) for a later `compact`, rather than compacting at the end (seconds
+        at 100k messages, under the lock). Needs the embedding model.
         """
         if self.embedder is None:
             raise StoreError(f"cannot embed without the embedding model ({self.load_error})")
@@ -714,9 +724,8 @@ class Library:
                     if release is not None:  # the model's document sessions are not needed for what follows
                         release()
                     idle_release.trim_free_memory()  # what the pass freed, back before the compaction's peak
-                    if done:  # fold the new vectors in: searches then need no LanceDB lookups
-                        self.store.optimize()  # one commit per batch: compact, and drop what they replaced
-                        self.store.build_matrix()
+                    if done and fold:  # fold the new vectors in: searches then need no LanceDB lookups
+                        self._fold()
                     return done
                 chosen, size = [], 0
                 while waiting and size < batch:
@@ -732,6 +741,24 @@ class Library:
                     self.store.build_matrix()
             if progress is not None:
                 progress(min(done, total), total)
+            if until is not None and until():
+                return done
+
+    def compact(self, *, wait: float = -1) -> None:
+        """Fold what many small writes left (the live watcher's) into compacted tables and a rebuilt
+        vector matrix, dropping the versions they replaced; the tables are checked first, as an
+        import checks them."""
+        with self._writing(timeout=wait):
+            self._mend(check_tables=True)
+            self._fold()
+
+    def _fold(self) -> None:
+        self.store.ensure_indexes()
+        self.store.optimize()  # one commit per batch: compact, and drop what they replaced
+        # Readers trust the catalog only while it names the tables' newest versions: say at once that
+        # compaction changed none of the chats, rather than after the matrix's rebuild.
+        catalog.refresh(self.home, self.store, [])
+        self.store.build_matrix()
 
     def delete(self, uris: Iterable[str], *, wait: float = -1) -> int:
         """Remove conversations from every index; returns how many existed.

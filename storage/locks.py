@@ -63,6 +63,10 @@ def lock_holder(home: Path) -> str | None:
     return described + (", stopped (suspended)" if state in ("T", "t") else "")
 
 
+def process_running(pid: int) -> bool:
+    return _process_state(pid) is not None
+
+
 def _process_state(pid: int) -> str | None:
     """'R', 'S', 'T' (stopped)... from /proc; '?' where there is no /proc; None when it is not running."""
     try:

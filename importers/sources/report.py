@@ -94,6 +94,7 @@ class SyncReport(Outcome):
     files_edited: int = 0
     files_unchanged: int = 0
     files_excluded: int = 0
+    files_waiting: list[str] = field(default_factory=list)  # being written: read once their last line ends
     files_failed: list[Skip] = field(default_factory=list)
     archived_bytes: int = 0
     not_run: str | None = None
@@ -115,10 +116,11 @@ class SyncReport(Outcome):
     def text(self) -> str:
         if self.not_run:
             return f"Sync skipped: {self.not_run}"
+        waiting = f", {len(self.files_waiting)} being written" if self.files_waiting else ""
         lines = [
             f"Files: {self.files_seen} seen · {self.files_new} new, {self.files_grown} grown, "
             f"{self.files_edited} edited, {self.files_unchanged} unchanged, {self.files_excluded} excluded, "
-            f"{len(self.files_failed)} failed",
+            f"{len(self.files_failed)} failed{waiting}",
             f"Chats: {self.counts()} · {self.chunks_embedded} passages embedded",
         ]
         lines += listed("failed", self.files_failed) + listed("skipped", self.conversations_skipped)

@@ -15,6 +15,9 @@ What "incremental" means here, precisely:
   API from a read-only connection.
 - When the exclusion settings change, every file is parsed again once (nothing unchanged is
   re-embedded), so lifting an exclusion imports what it kept out.
+- A JSON Lines file whose last line has no end yet, written to moments ago (`WRITING_GRACE`), is
+  being written: it is left for the next sync (reported as waiting), so a line is never read half
+  written. One left that way for longer (an agent killed mid-write) is read as it is.
 A source file that disappears leaves its chats in the store and its archive copy in place.
 """
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +47,9 @@ __all__ = ["SyncReport", "Syncer"]
 log = logging.getLogger(__name__)
 
 OPTED_OUT = "opt-out marker"  # the reason importers.registry gives
+# Seconds a JSON Lines file with an unfinished last line is taken to be mid-write (agents write a
+# record in one or a few writes, well within this); after that its last line is read as it is.
+WRITING_GRACE = 10.0
 
 
 @dataclass
@@ -60,6 +67,18 @@ def _wal(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns
+
+
+def _being_written(path: Path, st: os.stat_result) -> bool:
+    """A JSON Lines file whose last line has not ended yet, changed within `WRITING_GRACE` seconds."""
+    if path.suffix != ".jsonl" or st.st_size == 0 or time.time() - st.st_mtime > WRITING_GRACE:
+        return False
+    try:
+        with path.open("rb") as handle:
+            handle.seek(st.st_size - 1)
+            return handle.read(1) not in (b"\n", b"")
+    except OSError:  # gone or unreadable since the stat: reading it reports why
+        return False
 
 
 class Syncer:
@@ -87,19 +106,24 @@ class Syncer:
     def discover(self) -> tuple[list[SourceFile], list[Skip]]:
         return discover(self.env, self.home, self.extra_paths, self.formats)
 
-    def run_once(self, progress: Callable[[IngestProgress], None] | None = None, *, embed: bool = True) -> SyncReport:
+    def run_once(
+        self, progress: Callable[[IngestProgress], None] | None = None, *, embed: bool = True, live: bool = False
+    ) -> SyncReport:
         """One sync; never waits for the store: if another process is writing, it skips and says so.
         Safe to call from a background thread. `embed=False` leaves new passages awaiting embedding,
-        for a caller that embeds them next with a progress bar that knows the total."""
+        for a caller that embeds them next with a progress bar that knows the total; `live`: the live
+        watcher's small write (`Library.import_conversations`), compacted later by the caller."""
         report = SyncReport()
         try:
             with self.library.lock.hold(timeout=0):
-                self._sync(report, progress, embed)
+                self._sync(report, progress, embed, live)
         except StoreError as exc:
             report.not_run = str(exc)
         return report
 
-    def _sync(self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool) -> None:
+    def _sync(
+        self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool, live: bool
+    ) -> None:
         state = SyncState.load(self.library.home)
         finish_deletes(self.library, state)  # a delete killed part way: before anything is read again
         reparse = state.exclusions != self.exclusions.fingerprint()
@@ -117,12 +141,15 @@ class Syncer:
             if planned.change == "unchanged" and not reparse:
                 report.files_unchanged += 1
                 continue
+            if planned.change != "unchanged" and _being_written(source.path, planned.stat):
+                report.files_waiting.append(str(source.path))
+                continue
             report.count(planned.change)
             plan.append(planned)
         if plan:
             marks: dict[str, FileMark] = {}
             conversations = self._conversations(plan, set(state.forgotten), marks, report)
-            stats = self.library.import_conversations(conversations, progress=progress, wait=0, embed=embed)
+            stats = self.library.import_conversations(conversations, progress=progress, wait=0, embed=embed, live=live)
             report.record(stats)
             state.files.update(marks)
         if plan or reparse:

@@ -201,9 +201,13 @@ def json_text(value: Any) -> str:
 
 def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str:
     """`redacting`: whether secrets are redacted as chats are written (`PASTCHATS_REDACT`)."""
+    from server.watching import watch_status
+
     info = source.stats()
+    watcher = watch_status(info.home)
     if as_json:
-        return json_text(dataclasses.asdict(info) | {"redaction": redacting})
+        watching = dataclasses.asdict(watcher) if watcher else None
+        return json_text(dataclasses.asdict(info) | {"redaction": redacting, "watcher": watching})
 
     def counts(values: dict[str, int]) -> str:
         """Projects and sources are chat data: cleaned as chat text is."""
@@ -217,6 +221,7 @@ def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str
         f"Time span: {span}\nModel: {info.model}"
     )
     text += "\n" + redaction_text(info.redacted, redacting)
+    text += f"\nWatching the agent logs: {watcher.text() if watcher else 'no process now'}"
     if info.awaiting_embeddings:
         text += (
             f"\nAwaiting embeddings: {info.awaiting_embeddings} passage(s), keyword-searchable; to embed them: "

@@ -9,7 +9,7 @@ import sys
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -25,6 +25,9 @@ from server.cli.common import (
 )
 from storage.defaults import install_hint
 from storage.owner_only import open_private
+
+if TYPE_CHECKING:
+    from server.settings import Settings
 
 
 class FormatChoice(click.Choice[str]):
@@ -106,13 +109,21 @@ def import_(
     type=click.Path(path_type=Path),
     help="Also sync this agent-log file or folder (e.g. a repository with Aider history). Repeatable.",
 )
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep going: sync what the agents write as they write it, until Ctrl-C (one process per store "
+    "watches; a running `pastchats serve` may already be doing it).",
+)
 @quiet_option
 @json_option
 @click.pass_context
-def sync(ctx: click.Context, paths: tuple[Path, ...], quiet: bool, as_json: bool) -> None:
+def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, as_json: bool) -> None:
     """Import what is new in this machine's coding-agent logs, keeping a private copy of each.
 
-    The agents are Claude Code, Codex, Gemini CLI, Aider and Cursor. Unchanged files are not read again.
+    The agents are Claude Code, Codex, Gemini CLI, Aider, Cursor and its agent, Copilot Chat, Cline, Roo
+    Code, Kilo Code, OpenCode, Qwen Code, Continue, Crush, Goose and Zed. Unchanged files are not read
+    again. With --watch it keeps going, syncing each burst of writes.
     """
 
     from server.embedding import embed_with_progress
@@ -120,6 +131,9 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], quiet: bool, as_json: bool
     from server.wiring import syncer_for
 
     settings = make_settings(ctx)
+    if watch:
+        watch_logs(settings, paths, quiet, as_json)
+        return
     with opened(settings) as library:
         syncer = syncer_for(settings, library, paths)
         with progress_reporter(not (quiet or as_json), "agent logs") as progress:
@@ -136,6 +150,35 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], quiet: bool, as_json: bool
     click.echo(report.text())
     if report.files_failed:  # the rest was imported, but a failure must not look like success to a script
         ctx.exit(1)
+
+
+def watch_logs(settings: Settings, paths: tuple[Path, ...], quiet: bool, as_json: bool) -> None:
+    """`sync --watch`: follow the agent logs until Ctrl-C; a line on stderr (or a JSON record on stdout)
+    for each sync that changed something, and the watcher's state unless quiet."""
+    import threading
+
+    from importers.sources.report import SyncReport
+    from server.watching import Watcher
+
+    def said(text: str) -> None:
+        if not quiet:
+            click.echo(f"pastchats: {text}; Ctrl-C stops", err=True)
+
+    def synced(report: SyncReport) -> None:
+        if not (report.files_changed or report.files_failed):
+            return
+        if as_json:
+            click.echo(json.dumps(dataclasses.asdict(report) | {"files_changed": report.files_changed}))
+        else:
+            click.echo(report.text())
+
+    stop = threading.Event()
+    with opened(settings) as library:
+        watcher = Watcher(settings, library, extra_paths=paths, on_round=synced, on_state=said)
+        try:
+            watcher.run(stop)
+        except KeyboardInterrupt:
+            stop.set()
 
 
 @click.command()

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["connect", "is_sqlite", "json_value", "table_names"]
+if TYPE_CHECKING:
+    from importers.base import ImportReport
+    from storage.models import Conversation
+
+__all__ = ["connect", "is_sqlite", "json_value", "read_databases", "table_names"]
 
 _MAGIC = b"SQLite format 3\x00"
 
@@ -46,3 +51,33 @@ def json_value(value: object) -> Any:
         return json.loads(value) if isinstance(value, str) else None
     except (ValueError, RecursionError):
         return None
+
+
+def read_databases(
+    databases: Iterable[Path],
+    report: ImportReport,
+    tables: set[str],
+    what: str,
+    read: Callable[[Path, str, sqlite3.Connection], Iterator[Conversation]],
+    where: Callable[[Path], str] = lambda database: database.name,
+) -> Iterator[Conversation]:
+    """The chats `read` finds in each database that opens and holds `tables`. A database that cannot be
+    opened, is not `what` (an agent's database lacking its tables) or breaks part way is reported
+    skipped, by the name `where` gives it, and the others are still read."""
+    for database in databases:
+        name = where(database)
+        try:
+            connection = connect(database)
+        except sqlite3.Error as exc:
+            report.skip(name, f"cannot open the database: {exc}")
+            continue
+        try:
+            missing = tables - table_names(connection)
+            if missing:
+                report.skip(name, f"not {what} (no {' or '.join(sorted(missing))} table)")
+                continue
+            yield from read(database, name, connection)
+        except sqlite3.Error as exc:
+            report.skip(name, f"the database could not be read to the end: {exc}")
+        finally:
+            connection.close()

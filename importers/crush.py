@@ -39,7 +39,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import read_regular, walk_files
-from importers._sqlite import connect, is_sqlite, table_names
+from importers._sqlite import is_sqlite, read_databases
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -97,23 +97,16 @@ class CrushImporter(AgentLogImporter):
         if not databases:
             raise SourceError(f"no Crush database ({DB_NAME}) in {path} or its .crush folder")
         unknown: UnknownCounts = {}
-        for database in databases:
-            where = str(database.relative_to(path)) if database != path else database.name
-            try:
-                connection = connect(database)
-            except sqlite3.Error as exc:
-                report.skip(where, f"cannot open the database: {exc}")
-                continue
-            try:
-                if not {"sessions", "messages"} <= table_names(connection):
-                    report.skip(where, "not a Crush database (no sessions and messages tables)")
-                    continue
-                project = _project(report.original(database))
-                yield from _read_database(connection, where, project, report, unknown)
-            except sqlite3.Error as exc:
-                report.skip(where, f"the database could not be read to the end: {exc}")
-            finally:
-                connection.close()
+        yield from read_databases(
+            databases,
+            report,
+            {"sessions", "messages"},
+            "a Crush database",
+            lambda database, where, connection: _read_database(
+                connection, where, _project(report.original(database)), report, unknown
+            ),
+            where=lambda database: str(database.relative_to(path)) if database != path else database.name,
+        )
         note_unknown(report, unknown)
 
 

@@ -43,7 +43,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import file_time, iter_jsonl, read_head
-from importers._sqlite import connect, is_sqlite, json_value, table_names
+from importers._sqlite import is_sqlite, json_value, read_databases
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -87,21 +87,13 @@ class GooseImporter(AgentLogImporter):
         if not databases:
             raise SourceError(f"no Goose database ({DB_NAME}) in {path}")
         unknown: UnknownCounts = {}
-        for database in databases:
-            try:
-                connection = connect(database)
-            except sqlite3.Error as exc:
-                report.skip(database.name, f"cannot open the database: {exc}")
-                continue
-            try:
-                if not {"sessions", "messages"} <= table_names(connection):
-                    report.skip(database.name, "not a Goose database (no sessions and messages tables)")
-                    continue
-                yield from _read_database(connection, database.name, report, unknown)
-            except sqlite3.Error as exc:
-                report.skip(database.name, f"the database could not be read to the end: {exc}")
-            finally:
-                connection.close()
+        yield from read_databases(
+            databases,
+            report,
+            {"sessions", "messages"},
+            "a Goose database",
+            lambda _, where, connection: _read_database(connection, where, report, unknown),
+        )
         note_unknown(report, unknown)
 
 

@@ -41,7 +41,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, read_head, read_regular
-from importers._sqlite import connect, is_sqlite, json_value, table_names
+from importers._sqlite import is_sqlite, json_value, read_databases
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -78,23 +78,13 @@ class OpenCodeImporter(AgentLogImporter):
         if not databases:
             raise SourceError(f"no OpenCode database (opencode.db) in {path}")
         unknown: UnknownCounts = {}
-        for database in databases:
-            where = database.name
-            try:
-                connection = connect(database)
-            except sqlite3.Error as exc:
-                report.skip(where, f"cannot open the database: {exc}")
-                continue
-            try:
-                missing = _TABLES - table_names(connection)
-                if missing:
-                    report.skip(where, f"not an OpenCode database (no {', '.join(sorted(missing))} table)")
-                    continue
-                yield from _read_database(connection, where, report, unknown)
-            except sqlite3.Error as exc:
-                report.skip(where, f"the database could not be read to the end: {exc}")
-            finally:
-                connection.close()
+        yield from read_databases(
+            databases,
+            report,
+            _TABLES,
+            "an OpenCode database",
+            lambda _, where, connection: _read_database(connection, where, report, unknown),
+        )
         note_unknown(report, unknown)
 
 

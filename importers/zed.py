@@ -39,7 +39,7 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._sqlite import connect, is_sqlite, table_names
+from importers._sqlite import is_sqlite, read_databases
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
@@ -78,21 +78,13 @@ class ZedImporter(AgentLogImporter):
         if not databases:
             raise SourceError(f"no Zed threads database ({DB_NAME}) in {path}")
         unknown: UnknownCounts = {}
-        for database in databases:
-            try:
-                connection = connect(database)
-            except sqlite3.Error as exc:
-                report.skip(database.name, f"cannot open the database: {exc}")
-                continue
-            try:
-                if "threads" not in table_names(connection):
-                    report.skip(database.name, "not a Zed threads database (no threads table)")
-                    continue
-                yield from _read_database(connection, database.name, report, unknown)
-            except sqlite3.Error as exc:
-                report.skip(database.name, f"the database could not be read to the end: {exc}")
-            finally:
-                connection.close()
+        yield from read_databases(
+            databases,
+            report,
+            {"threads"},
+            "a Zed threads database",
+            lambda _, where, connection: _read_database(connection, where, report, unknown),
+        )
         note_unknown(report, unknown)
 
 

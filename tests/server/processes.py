@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import queue
+import re
 import socket
 import subprocess
 import sys
@@ -59,10 +60,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(home: Path, env: dict[str, str], transport: str, timeout: float = 60) -> Iterator[int]:
-    """`pastchats serve` on a free loopback port; yields the port once uvicorn says it is listening."""
-    port = free_port()
-    args = serve_command(home, "-v", "serve", "--transport", transport, "--port", str(port))
+def running(args: list[str], env: dict[str, str], ready: re.Pattern[str], timeout: float) -> Iterator[re.Match[str]]:
+    """A pastchats process started as a client starts it; yields the first stderr line's match of `ready`
+    (it is listening), and stops the process after."""
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str | None] = queue.Queue()
 
@@ -78,11 +78,11 @@ def http_server(home: Path, env: dict[str, str], transport: str, timeout: float 
         while True:
             line = lines.get(timeout=timeout)
             if line is None:
-                raise RuntimeError("pastchats serve exited early:\n" + "".join(seen))
+                raise RuntimeError(f"{' '.join(args[-3:])} exited early:\n" + "".join(seen))
             seen.append(line)
-            if READY in line:
+            if found := ready.search(line):
                 break
-        yield port
+        yield found
     finally:
         process.terminate()
         try:
@@ -90,6 +90,15 @@ def http_server(home: Path, env: dict[str, str], transport: str, timeout: float 
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextmanager
+def http_server(home: Path, env: dict[str, str], transport: str, timeout: float = 60) -> Iterator[int]:
+    """`pastchats serve` on a free loopback port; yields the port once uvicorn says it is listening."""
+    port = free_port()
+    args = serve_command(home, "-v", "serve", "--transport", transport, "--port", str(port))
+    with running(args, env, re.compile(re.escape(READY)), timeout):
+        yield port
 
 
 INITIALIZE = {

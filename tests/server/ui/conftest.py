@@ -3,10 +3,7 @@ secrets, and a hostile one whose title, text and link are markup and script."""
 
 from __future__ import annotations
 
-import queue
 import re
-import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +17,7 @@ from server.settings import Settings
 from server.ui.app import build_app
 from storage.library import Library
 from storage.models import Conversation
-from tests.server.processes import serve_command, server_env
+from tests.server.processes import running, serve_command, server_env
 from tests.tools.helpers import BASE, chat, library_with
 
 TOKEN = "test-token-0123456789abcdefghijklmnopqrstu"
@@ -115,39 +112,13 @@ class Served:
     home: Path
     address: str
     port: int
-    process: subprocess.Popen[str]
 
 
 @contextmanager
 def ui_process(home: Path, env: dict[str, str], *extra: str, timeout: float = 120) -> Iterator[Served]:
     args = serve_command(home, "ui", "--no-browser", *extra)
-    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    lines: queue.Queue[str | None] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    seen: list[str] = []
-    try:
-        while True:
-            line = lines.get(timeout=timeout)
-            if line is None:
-                raise RuntimeError("pastchats ui exited early:\n" + "".join(seen))
-            seen.append(line)
-            if found := ADDRESS.search(line):
-                break
-        yield Served(home, found.group(0), int(found.group(1)), process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with running(args, env, ADDRESS, timeout) as found:
+        yield Served(home, found.group(0), int(found.group(1)))
 
 
 @pytest.fixture(scope="module")
@@ -161,5 +132,5 @@ def real_home(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) -
 
 @pytest.fixture(scope="module")
 def served(real_home: Path, model_cache_dir: Path) -> Iterator[Served]:
-    with ui_process(real_home, server_env(model_cache_dir)) as running:
-        yield running
+    with ui_process(real_home, server_env(model_cache_dir)) as ui:
+        yield ui

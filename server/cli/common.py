@@ -28,6 +28,8 @@ T = TypeVar("T")
 
 
 WHEN_HELP = "a date (2025-01-20), a time (2025-01-20T10:00Z), or yesterday, 7d, 2w, last monday"
+# A project is named by its path or by its folder's last name, as the agents' own UIs show it.
+PROJECT_HELP = "Only chats in this project or workspace: its path, or its folder's name (e.g. vite)."
 
 
 class WhenType(click.ParamType[datetime, Any]):

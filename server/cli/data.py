@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 import click
 
 from server.cli.common import (
+    PROJECT_HELP,
     WHEN,
     WHEN_HELP,
     json_option,
@@ -237,7 +238,7 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--project", help="Chats in this project or workspace.")
+@click.option("--project", help=PROJECT_HELP)
 @click.option(
     "--source", help="Chats from this source (claude, chatgpt, claude-code, codex, gemini, aider, cursor, ...)."
 )
@@ -277,7 +278,7 @@ def forget(
 
 @click.command()
 @click.option("--out", default="-", show_default=True, help="File to write, or - for standard output.")
-@click.option("--project", help="Only chats in this project or workspace.")
+@click.option("--project", help=PROJECT_HELP)
 @click.option("--source", help="Only chats from this source.")
 @click.option("--format", "format_", type=click.Choice(["jsonl", "json"]), default="jsonl", show_default=True)
 @click.pass_context

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 import click
 
 from server.cli.common import (
+    PROJECT_HELP,
     WHEN,
     WHEN_HELP,
     as_tool,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("query")
 @click.option("--max-results", type=click.IntRange(1, 10), default=5, show_default=True)
-@click.option("--project", help="Only chats in this project or workspace.")
+@click.option("--project", help=PROJECT_HELP)
 @click.option("--after", type=WHEN, help=f"Only messages written after this time: {WHEN_HELP}.")
 @click.option("--before", type=WHEN, help=f"Only messages written before this time: {WHEN_HELP}.")
 @json_option
@@ -69,7 +70,7 @@ def search(
 @click.option("--sort-order", type=click.Choice(["asc", "desc"]), default="desc", show_default=True)
 @click.option("--before", type=WHEN, help=f"Only chats updated before this time (the next page): {WHEN_HELP}.")
 @click.option("--after", type=WHEN, help=f"Only chats updated after this time: {WHEN_HELP}.")
-@click.option("--project", help="Only chats in this project or workspace.")
+@click.option("--project", help=PROJECT_HELP)
 @json_option
 @click.pass_context
 def recent(

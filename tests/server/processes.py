@@ -40,8 +40,9 @@ def build_real_store(home: Path, model_cache_dir: Path) -> Path:
 
 
 def server_env(model_cache_dir: Path, **extra: str) -> dict[str, str]:
-    """The parent's environment minus any pastchats settings, plus the model cache (never a download)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PASTCHATS_")}
+    """What a desktop client gives a server it starts (HOME, PATH and little else), plus the model cache
+    (never a download)."""
+    env = {key: os.environ[key] for key in ("HOME", "PATH", "LANG", "TMPDIR") if key in os.environ}
     env["FASTEMBED_CACHE_PATH"] = str(model_cache_dir)
     env["PASTCHATS_SYNC"] = "false"  # never this machine's own agent logs
     env.update(extra)

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from http.cookies import CookieError, SimpleCookie
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
+
+from starlette.requests import HTTPConnection
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -69,12 +70,13 @@ class TokenGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        request = HTTPConnection(scope)
+        query = request.query_params.multi_items()
         given = [value for name, value in query if name == "token"]
         if given and self._matches(given[-1].encode()):
             rest = urlencode([(name, value) for name, value in query if name != "token"])
             await self._answer(send, 303, b"", [(b"location", (scope["path"] + (f"?{rest}" if rest else "")).encode())])
-        elif self._matches(self._cookie(scope)):
+        elif self._matches(request.cookies.get(self.cookie, "").encode()):
 
             async def with_headers(message: Message) -> None:
                 if message["type"] == "http.response.start":
@@ -87,18 +89,6 @@ class TokenGate:
 
     def _matches(self, value: bytes) -> bool:
         return bool(value) and hmac.compare_digest(value, self._token)
-
-    def _cookie(self, scope: Scope) -> bytes:
-        for name, value in scope["headers"]:
-            if name == b"cookie":
-                jar: SimpleCookie = SimpleCookie()
-                try:
-                    jar.load(value.decode("latin-1"))
-                except CookieError:  # a malformed Cookie header from elsewhere on localhost: no token
-                    continue
-                if self.cookie in jar:
-                    return jar[self.cookie].value.encode()
-        return b""
 
     async def _answer(self, send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
         cookie = f"{self.cookie}={self._token.decode()}; Path=/; HttpOnly; SameSite=Strict".encode()

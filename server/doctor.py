@@ -184,12 +184,25 @@ def check_clients(settings: Settings, only: str | None = None) -> Check:
     return Check("clients", True, "configured: " + ", ".join(CLIENTS[n].title for n in configured), None, details)
 
 
+def check_versions() -> Check:
+    """Whether the installed dependencies are the versions pastchats was tested with (uv.lock's)."""
+    from server.versions import drift
+
+    found = drift()
+    details = {"drift": [asdict(item) for item in found]}
+    if not found:
+        return Check("versions", True, "every dependency is the version pastchats was tested with", None, details)
+    listed = ", ".join(f"{d.package} {d.installed} (tested: {' or '.join(d.tested)})" for d in found)
+    fix = "from pastchats' folder: uv tool install --reinstall . --constraints server/constraints.txt"
+    return Check("versions", False, f"not the tested versions: {listed}", fix, details, warning=True)
+
+
 def run_checks(settings: Settings, *, client: str | None = None, cli_only: bool = False) -> list[Check]:
     """Every check; `client`: only that MCP client's config; `cli_only`: no client at all."""
     model = check_model(settings)
     store = check_store(settings, model.ok)
     checks = [model, store, check_secrets(settings), check_permissions(settings), check_sources(settings)]
-    checks.append(check_watcher(settings))
+    checks += [check_watcher(settings), check_versions()]
     return checks if cli_only else [*checks, check_clients(settings, client)]
 
 

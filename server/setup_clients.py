@@ -11,6 +11,10 @@ Where each client keeps its user-level config (macOS; Windows; Linux), and its s
 Everything else in the file is kept as it was; the old file is backed up before it is replaced. The
 file keeps its mode and owner (Claude Code keeps ~/.claude.json 0600: it holds account identifiers),
 and so does its backup; a config this creates is owner-only. Setup never lets more people read a file.
+
+`setup --remove` undoes it: the file as it was before the first setup (its bytes and mode, from the
+oldest backup) when nothing else in it changed since, else the file with only our entry taken out; a
+file setup created is deleted, with the folders made for it that are left empty; the backups go.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -160,11 +165,94 @@ def write_entry(client: str, path: Path, ours: dict[str, Any], now: datetime | N
         original = None
     backup = None
     if original is not None:
-        stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%S")
+        stamp = (now or datetime.now(UTC)).strftime(BACKUP_STAMP)
         backup = target.with_name(f"{target.name}.{stamp}.bak")
+        taken = 0
+        while backup.exists():  # two setups within a second: the first backup is the one to keep
+            taken += 1
+            backup = target.with_name(f"{target.name}.{stamp}-{taken}.bak")
         _write_like(backup, target.read_bytes(), original)
     _write_like(target, (json.dumps(updated, indent=2, ensure_ascii=False) + "\n").encode(), original)
     return SetupResult(path, True, backup, ours, replaced)
+
+
+BACKUP_STAMP = "%Y%m%dT%H%M%S"
+
+
+def backups(target: Path) -> list[Path]:
+    """The backups `setup` made of the config at `target`, oldest first."""
+    pattern = re.compile(re.escape(target.name) + r"\.(\d{8}T\d{6})(?:-(\d+))?\.bak")
+    if not target.parent.is_dir():
+        return []
+    found = [(match, path) for path in target.parent.iterdir() if (match := pattern.fullmatch(path.name))]
+    return [path for match, path in sorted(found, key=lambda item: (item[0][1], int(item[0][2] or 0)))]
+
+
+def without_entry(client: str, config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with our entry taken out, and the servers key too when ours was all it held."""
+    key = CLIENTS[client].servers_key
+    servers = config.get(key)
+    if not isinstance(servers, dict) or SERVER_NAME not in servers:
+        return config
+    rest = {name: value for name, value in servers.items() if name != SERVER_NAME}
+    if rest:
+        return {**config, key: rest}
+    return {name: value for name, value in config.items() if name != key}
+
+
+@dataclass(frozen=True)
+class RemoveResult:
+    path: Path
+    removed: bool  # our entry was there and is gone
+    how: Literal["restored", "edited", "deleted", "unchanged"]
+    backups: list[Path]  # the backups setup had made, now deleted
+
+
+def remove_entry(client: str, path: Path, user_home: Path) -> RemoveResult:
+    """Take our entry out of the config at `path`, leaving it as it was before `setup`."""
+    target = path.resolve() if path.is_symlink() else path
+    saved = backups(target)
+    config = read_config(target) if target.exists() else {}
+    servers = config.get(CLIENTS[client].servers_key)
+    had_entry = isinstance(servers, dict) and SERVER_NAME in servers
+    how: Literal["restored", "edited", "deleted", "unchanged"] = "unchanged"
+    if had_entry:
+        rest = without_entry(client, config)
+        before = _readable(saved[0]) if saved else None
+        key = CLIENTS[client].servers_key
+        if before is not None and SERVER_NAME not in (before.get(key) or {}) and without_entry(client, before) == rest:
+            # nothing but our entry changed since the first setup: the file it replaced, bytes and mode
+            _write_like(target, saved[0].read_bytes(), saved[0].stat())
+            how = "restored"
+        elif not saved and not rest:  # setup created this file for our entry alone
+            target.unlink()
+            remove_empty_folders(target.parent, user_home)
+            how = "deleted"
+        else:
+            _write_like(target, (json.dumps(rest, indent=2, ensure_ascii=False) + "\n").encode(), target.stat())
+            how = "edited"
+    for backup in saved:
+        backup.unlink(missing_ok=True)
+    return RemoveResult(path, had_entry, how, saved)
+
+
+def _readable(path: Path) -> dict[str, Any] | None:
+    try:
+        return read_config(path)
+    except SetupError:
+        return None
+
+
+def remove_empty_folders(folder: Path, user_home: Path) -> None:
+    """Folders made to hold what pastchats removed, when that left them empty: never the home, nothing outside it."""
+    home = user_home.absolute()
+    folder = folder.absolute()
+    while folder != home and home in folder.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or not ours to remove
+            return
+        folder = folder.parent
 
 
 def _write_like(target: Path, data: bytes, like: os.stat_result | None) -> None:

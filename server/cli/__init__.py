@@ -27,6 +27,7 @@ SECTIONS: list[tuple[str, list[str]]] = [
     ("Finding chats", ["search", "recent", "read", "stats", "ui"]),
     ("Keeping the store", ["sync", "reindex", "delete", "forget", "export"]),
     ("Serving", ["serve"]),
+    ("Leaving", ["uninstall"]),
 ]
 
 
@@ -62,7 +63,12 @@ EXAMPLES: dict[str, list[str]] = {
         "pastchats model install --from /media/usb/models  # offline: a copied models folder",
     ],
     "model use": ["pastchats model use BAAI/bge-small-en-v1.5"],
-    "setup": ["pastchats setup claude-desktop", "pastchats setup claude-code --print"],
+    "setup": [
+        "pastchats setup claude-desktop",
+        "pastchats setup claude-code --print",
+        "pastchats setup cursor --remove   # take it out again, as it was before",
+    ],
+    "uninstall": ["pastchats uninstall", "pastchats uninstall --yes && uv tool uninstall pastchats"],
     "doctor": [
         "pastchats doctor",
         "pastchats doctor --cli           # only what the command line needs",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import platform
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,18 +26,30 @@ if TYPE_CHECKING:
     help="Write to this config file instead of the client's default one.",
 )
 @click.option("--print", "print_only", is_flag=True, help="Only print the entry; change no file.")
+@click.option(
+    "--remove", is_flag=True, help="Take pastchats out of the config again, as it was before setup; delete the backups."
+)
 @json_option
 @click.pass_context
-def setup(ctx: click.Context, client: str, config_path: Path | None, print_only: bool, as_json: bool) -> None:
+def setup(
+    ctx: click.Context, client: str, config_path: Path | None, print_only: bool, remove: bool, as_json: bool
+) -> None:
     """Add pastchats to an MCP client's config (claude-desktop, claude-code, cursor, vscode).
 
     Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
-    already there. Restart the client afterwards.
+    already there. Restart the client afterwards. `--remove` undoes it.
     """
     from server.settings import default_home, default_model_cache
     from server.setup_clients import SetupError, default_config_path, entry, executable, write_entry
 
     settings: Settings = make_settings(ctx)
+    if remove:
+        if print_only:
+            raise click.UsageError("--print and --remove exclude each other: pass one")
+        path = config_path or default_config_path(client, platform.system(), settings.user_home, settings.agent_env)
+        removed = remove_client(client, path, settings.user_home)
+        click.echo(json_text(removed) if as_json else removed["text"])
+        return
     args = [] if settings.home == default_home() else ["--home", str(settings.home.expanduser().absolute())]
     # A client starts the server with almost no environment: a model folder other than the default must be
     # named in the entry itself, or the server would not find the model.
@@ -71,6 +83,35 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
     backup = f"; the previous file is saved as {result.backup}" if result.backup else ""
     done = "Replaced the pastchats entry in" if result.replaced else "Added pastchats to"
     click.echo(f"{done} {kind.title}'s config: {path}{backup}.\nRestart {kind.title} to connect it.")
+
+
+def remove_client(client: str, path: Path, user_home: Path) -> dict[str, Any]:
+    """Take pastchats out of one client's config; what was done, with a line saying it to a person."""
+    from server.setup_clients import SetupError, remove_entry
+
+    title = CLIENTS[client].title
+    try:
+        result = remove_entry(client, path, user_home)
+    except SetupError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror or exc}") from None
+    done = {
+        "restored": f"Removed pastchats from {title}: {path} is again as it was before `pastchats setup {client}`",
+        "edited": f"Removed pastchats from {title}'s config: {path} (everything else in it is kept)",
+        "deleted": f"Removed pastchats from {title}: deleted {path}, which `pastchats setup {client}` had created",
+        "unchanged": f"{title} does not start pastchats ({path}); nothing to remove",
+    }[result.how]
+    gone = f"; deleted {len(result.backups)} backup(s) setup had made" if result.backups else ""
+    restart = f"\nRestart {title} if it is running." if result.removed else ""
+    return {
+        "client": client,
+        "config": str(path),
+        "removed": result.removed,
+        "how": result.how,
+        "backups_deleted": [str(backup) for backup in result.backups],
+        "text": f"{done}{gone}.{restart}",
+    }
 
 
 @click.command()
@@ -135,4 +176,53 @@ def fix_store(settings: Settings, *, show: bool) -> list[str]:
     return unfixed
 
 
-COMMANDS: list[click.Command] = [setup, doctor]
+@click.command()
+@click.option("--yes", is_flag=True, help="Remove without asking first.")
+@json_option
+@click.pass_context
+def uninstall(ctx: click.Context, yes: bool, as_json: bool) -> None:
+    """Remove everything pastchats keeps: its entry in each client, the store, its caches and models.
+
+    Lists what it will remove and asks first. Quit your MCP clients before, and afterwards remove the
+    command itself with `uv tool uninstall pastchats` (or `pipx uninstall pastchats`).
+    """
+    import shutil
+    import sys
+
+    from server.settings import own_cache
+    from server.setup_clients import backups, configured_entry, default_config_path, remove_empty_folders
+
+    settings = make_settings(ctx)
+    system = platform.system()
+    clients = {}
+    for name in CLIENTS:
+        path = default_config_path(name, system, settings.user_home, settings.agent_env)
+        if configured_entry(name, path) is not None or backups(path.resolve() if path.is_symlink() else path):
+            clients[name] = path
+    folders = {"store": settings.home.expanduser(), "cache and models": own_cache()}
+    folders = {what: folder for what, folder in folders.items() if folder.exists()}
+    kept = settings.model_cache.expanduser()
+    named_models = kept if own_cache() not in [kept, *kept.parents] else None
+    listing = [f"{CLIENTS[name].title}'s entry in {path}" for name, path in clients.items()]
+    listing += [f"the {what} folder {folder}" for what, folder in folders.items()]
+    if listing and not yes:
+        if not as_json:
+            click.echo("This removes, for good:\n" + "\n".join(f"  {line}" for line in listing))
+        if not sys.stdin.isatty():
+            raise click.UsageError("nothing was removed: run `pastchats uninstall --yes` to remove without asking")
+        click.confirm("Remove them?", abort=True, err=True)
+    lines = [remove_client(name, path, settings.user_home)["text"].split("\n")[0] for name, path in clients.items()]
+    for what, folder in folders.items():
+        shutil.rmtree(folder)
+        remove_empty_folders(folder.parent, settings.user_home)
+        lines.append(f"Deleted the {what} folder {folder}.")
+    if named_models is not None:
+        lines.append(f"Left {named_models}: a models folder you named (PASTCHATS_MODEL_CACHE or FASTEMBED_CACHE_PATH).")
+    lines.append("Now remove the command itself: uv tool uninstall pastchats (or pipx uninstall pastchats).")
+    if as_json:
+        click.echo(json_text({"removed": listing, "kept": [str(named_models)] if named_models else []}))
+    else:
+        click.echo("\n".join(lines if listing else ["Nothing of pastchats is left to remove.", *lines]))
+
+
+COMMANDS: list[click.Command] = [setup, doctor, uninstall]

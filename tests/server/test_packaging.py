@@ -31,6 +31,34 @@ def test_the_package_is_named_like_its_command() -> None:
     assert any(p["name"] == "pastchats" and p["source"] == {"editable": "."} for p in lock["package"])
 
 
+def test_the_install_constraints_are_the_lock() -> None:
+    """The README installs with server/constraints.txt: it must hold exactly uv.lock's versions, the ones
+    every test runs (its first lines name the command that regenerates it)."""
+    command = (ROOT / "server" / "constraints.txt").read_text().splitlines()[1].lstrip("# ").split()
+    exported = subprocess.run(
+        [*command[:-2], "--quiet", "--no-header"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    ours = [line for line in (ROOT / "server" / "constraints.txt").read_text().splitlines() if not line.startswith("#")]
+    assert ours == exported.splitlines()
+    lock = {p["name"]: p["version"] for p in tomllib.loads((ROOT / "uv.lock").read_text())["package"] if "version" in p}
+    assert "lancedb==" + lock["lancedb"] in ours
+    assert "onnxruntime==" + lock["onnxruntime"] in ours
+
+
+def test_doctor_reads_the_locked_versions_and_finds_none_drifted_here() -> None:
+    """This environment is `uv sync --frozen`'s, so nothing differs from the lock; a version that differs
+    is named with the one tested."""
+    from server.versions import drift, locked_versions
+
+    assert locked_versions()["lancedb"]
+    assert locked_versions()["pydantic-core"]
+    assert drift() == []
+    assert locked_versions("Foo_Bar==1.0 ; sys_platform == 'win32'\nnumpy==1 ; x\nnumpy==2 ; y\n") == {
+        "foo-bar": ["1.0"],
+        "numpy": ["1", "2"],
+    }
+
+
 def test_the_registry_entry_names_the_package_the_bundle_and_the_readme_name() -> None:
     entry = json.loads((ROOT / "server.json").read_text())
     manifest = json.loads((ROOT / "packaging" / "mcpb" / "manifest.json").read_text())

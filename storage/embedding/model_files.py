@@ -13,10 +13,12 @@ import hashlib
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from storage.defaults import DEFAULT_MODEL
 from storage.errors import PastchatsError
@@ -144,20 +146,65 @@ def download(info: ModelInfo, cache_dir: Path, *, show: bool = True) -> Path:
     if not show:  # read when the hub client is imported (just below); fastembed turns the bars back on otherwise
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
     from fastembed import TextEmbedding
+    from loguru import logger
 
     make_folder(cache_dir)
     for kind in TextEmbedding.EMBEDDINGS_REGISTRY:
         if any(d.model.lower() == info.name.lower() for d in kind._list_supported_models()):
             description = kind._get_model_description(info.name)
+            said: list[str] = []  # why each source failed, in fastembed's words
+            listening = logger.add(said.append, level="WARNING", format="{message}")
             try:
                 return Path(kind.download_model(description, str(cache_dir), retries=1))
-            except Exception as exc:  # network errors come in many kinds (DNS, TLS, HTTP, hub errors)
+            except Exception:  # fastembed logs each source's failure and raises one ValueError for all
+                sources = [_hub_address(), *([description.sources.url] if description.sources.url else [])]
+                cause = next((why for url in sources if (why := unreachable(url))), None)
                 raise ModelError(
-                    f"could not download {info.name} ({exc.__class__.__name__}). Without network, copy a "
-                    f"fastembed cache or the model's folder from another machine and run "
-                    f"`pastchats model install {info.name} --from DIR`."
+                    f"could not download {info.name}: {cause or _last_reason(said, sources)}. Without network, "
+                    f"copy the models folder (`pastchats model status` names it) or the model's own folder from "
+                    f"a machine that has it and run `pastchats model install {info.name} --from DIR`."
                 ) from None
+            finally:
+                logger.remove(listening)
     raise ModelError(f"fastembed cannot download {info.name}")
+
+
+def _hub_address() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.ENDPOINT)
+
+
+def _last_reason(said: list[str], sources: list[str]) -> str:
+    # fastembed's line for a source that failed, first line only (the rest is a link to a status page)
+    failures = [line.strip().splitlines()[0] for line in said if "could not" in line.lower()]
+    where = " and ".join(urlsplit(url).hostname or url for url in sources)
+    return f"{where} answered, but {failures[0] if failures else 'the download failed'}"
+
+
+def unreachable(url: str, timeout: float = 5.0) -> str | None:
+    """Why the host of `url` cannot be reached from here, in a person's words; None when it answers.
+    Through a proxy (HTTPS_PROXY), the proxy is the host that must answer."""
+    names = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
+    proxy = next((os.environ[name] for name in names if os.environ.get(name)), "")
+    parts = urlsplit(url)
+    host, port, what = parts.hostname, parts.port or (80 if parts.scheme == "http" else 443), parts.hostname
+    if proxy:
+        through = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        host, port, what = through.hostname, through.port or 80, f"the proxy {through.hostname} (HTTPS_PROXY)"
+    if not host:
+        return None
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return f"{what} could not be reached: its name does not resolve (no network, or DNS is blocked)"
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return None
+    except TimeoutError:
+        return f"{what} could not be reached: no answer within {timeout:.0f} s (a firewall, or no route)"
+    except OSError as exc:
+        return f"{what} could not be reached: {exc.strerror or exc}"
 
 
 def _copy_tree(source: Path, target: Path) -> None:

@@ -101,3 +101,33 @@ def test_using_the_model_the_store_already_uses_changes_nothing(model_cache_dir:
     result = run(env, "use", MODEL)
     assert result.exit_code == 0, result.output
     assert f"already uses {MODEL}" in result.stdout
+
+
+def test_a_failed_download_names_the_host_it_could_not_reach_and_the_offline_route(
+    empty: dict[str, str], tmp_path: Path
+) -> None:
+    """The model hub unreachable (here: a port nothing listens on, as the hub's address): the error names
+    that host and why, and the copy-it-over route, without -v."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:  # a free port, closed again: connecting to it is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, **empty, "HOME": str(tmp_path), "HF_ENDPOINT": f"http://127.0.0.1:{port}"}
+    for name in ("FASTEMBED_CACHE_PATH", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        env.pop(name, None)
+    result = subprocess.run(
+        [sys.executable, "-m", "server.cli", "model", "install", "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert f"could not download {MODEL}: 127.0.0.1 could not be reached: Connection refused." in line
+    assert f"pastchats model install {MODEL} --from DIR" in line

@@ -14,6 +14,7 @@ one short line. Each error is translated exactly once per surface: to an MCP `To
     │   ├── StoreTooNew                storage.errors: written by a newer pastchats; upgrade pastchats
     │   ├── NotFound                   storage.errors: no chat with that uri
     │   ├── UnknownMessage             storage.errors: read_chat's `around` names no message
+    │   │   └── PastTheEnd             storage.errors: read_chat's `offset` is past the last message
     │   └── UnknownProject             storage.errors: a project filter that names no project
     ├── EmbedderUnavailable            storage.errors: the embedding model cannot load (keyword-only)
     ├── ModelError                     storage.embedding.model_files: a model cannot be found, installed or loaded
@@ -97,6 +98,19 @@ class NotFound(StoreError):
 
 class UnknownMessage(StoreError):
     """read_chat's `around` names no message of the chat; the message says which numbers exist."""
+
+
+class PastTheEnd(UnknownMessage):
+    """read_chat's `offset` is past the chat's last message. The tools add the call (or, for a person,
+    the command) that reads the last page, which starts at `last_offset`."""
+
+    def __init__(self, uri: str, offset: int, message_count: int, limit: int) -> None:
+        self.uri, self.limit = uri, limit
+        self.last_offset = max(0, message_count - limit)
+        super().__init__(
+            f"offset={offset} is past the end of chat {uri!r}, which has {message_count} messages "
+            f"(offsets 0-{max(message_count - 1, 0)})."
+        )
 
 
 class UnknownProject(StoreError):

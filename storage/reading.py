@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.errors import NotFound, UnknownMessage
+from storage.errors import NotFound, PastTheEnd, UnknownMessage
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -83,12 +83,7 @@ def page_start(offset: int, limit: int, position: int | None, message_count: int
     if position is not None:
         return max(0, min(position - limit // 2, max(message_count - 1, 0)))
     if offset >= message_count and offset > 0:
-        last = max(0, message_count - limit)
-        raise UnknownMessage(
-            f"offset={offset} is past the end of chat {chat_id!r}, which has {message_count} messages "
-            f"(offsets 0-{max(message_count - 1, 0)}). Its last page: "
-            f"read_chat(uri={chat_id!r}, offset={last}, limit={limit})."
-        )
+        raise PastTheEnd(chat_id, offset, message_count, limit)
     return offset
 
 

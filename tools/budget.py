@@ -17,9 +17,9 @@ from datetime import date, datetime
 from typing import Literal
 
 from storage.results import ChatHit, ChatPage, RecentResult, ShownMessage
-from storage.times import iso_z
 from tools.outputs import ReadOutput, RecentOutput
 from tools.render import quoted
+from tools.voice import call
 
 CUT = "[…]"
 MIN_CAP = 80
@@ -125,20 +125,8 @@ def shortened_hints(hits: Sequence[ChatHit]) -> list[str]:
     for hit in hits:
         cut = next((m for match in hit.matches for m in match.messages if m.truncated), None)
         if cut is not None:
-            hints.append(f"{quoted(hit.title)}: read_chat(uri={quoted(hit.uri)}, around={cut.number})")
+            hints.append(f"{quoted(hit.title)}: {call('read_chat', uri=hit.uri, around=cut.number)}")
     return hints
-
-
-def call(tool: str, **arguments: object) -> str:
-    """`recent_chats(n=2, project='homelab', before='2025-01-18T21:40:00Z')`: the arguments given, in order."""
-    shown = []
-    for name, value in arguments.items():
-        if value is None:
-            continue
-        if isinstance(value, datetime):
-            value = iso_z(value)
-        shown.append(f"{name}={quoted(value) if isinstance(value, str) else value}")
-    return f"{tool}({', '.join(shown)})"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from tools.errors import require_chats
 from tools.outputs import SearchOutput
 from tools.render import LineMemo, chat_line, document, quoted
 from tools.search_budget import block, fit_search
+from tools.voice import said, tool
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -30,14 +31,18 @@ def _lead(output: SearchOutput) -> str | None:
     if not output.chats:
         return (
             f"No past chats matched {query}. Try 2-3 other wordings: names, identifiers or technical terms "
-            "the original chat would have used. For chats from a certain time, use recent_chats."
+            f"the original chat would have used. For chats from a certain time, use {tool('recent_chats')}."
             + newest_line(output.newest_chat_at)
         )
     if not any(hit.strength == "strong" for hit in output.chats):
         return (
             f"No strong match for {query}: the chats below share only common words or a loose topic with it "
-            "and may be unrelated. Reword with words the original chat would have used, try recent_chats if "
-            "you know when it was, or ask the user." + newest_line(output.newest_chat_at)
+            "and may be unrelated. Reword with words the original chat would have used, "
+            + said(
+                model="try recent_chats if you know when it was, or ask the user.",
+                person="or list the chats of the time it was with `pastchats recent --after DATE`.",
+            )
+            + newest_line(output.newest_chat_at)
         )
     return None
 
@@ -65,7 +70,7 @@ def _filters_note(
     )
     return (
         f"Nothing matched {' and '.join(parts)}, but {unfiltered.matching_chats} chat(s) match without these "
-        "filters: widen the time window, or drop project."
+        "filters: widen the time window, or search without the project."
     )
 
 
@@ -86,7 +91,7 @@ def search(
     if not cleaned:
         raise ArgumentError(  # the tool layer turns it into a ToolError of these words
             "The query is empty. Pass a few words from the chat you are looking for (names, identifiers, "
-            "technical terms); to list chats by time, use recent_chats."
+            f"technical terms); to list chats by time, use {tool('recent_chats')}."
         )
     notes: list[str] = []
     if len(cleaned) > MAX_QUERY_CHARS:

@@ -10,7 +10,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from storage.errors import NotFound, PastchatsError
+from storage.errors import NotFound, PastchatsError, PastTheEnd
+from tools.voice import call, said, tool
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.exceptions import ToolError
@@ -20,13 +21,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("pastchats.tools")
 
 T = TypeVar("T")
-
-EMPTY_STORE = (
-    "No chats have been imported yet, so there is nothing to search. Tell the user to import their "
-    "chat history first: `pastchats import <file>` (a Claude or ChatGPT export, or a Claude Code, Codex, "
-    "Gemini, Aider or Cursor history), or `pastchats import --sample` to try it out."
-)
-INTERNAL = "Internal error in pastchats; details are in the server log. Try again, or tell the user."
 
 
 def _tool_error_class() -> type[ToolError]:
@@ -38,10 +32,23 @@ def _tool_error_class() -> type[ToolError]:
 
 
 def tool_error_text(exc: PastchatsError) -> str:
-    """What the model reads for an expected failure (the stdio front writes it without the SDK)."""
+    """What the model reads for an expected failure (the stdio front writes it without the SDK); a
+    person at the CLI reads the same, with commands where the model is offered calls."""
     if isinstance(exc, NotFound):
-        return f"{exc}. Use a uri exactly as a conversation_search or recent_chats result gives it."
+        return f"{exc}. Use a uri exactly as {tool('conversation_search')} or {tool('recent_chats')} gives it."
+    if isinstance(exc, PastTheEnd):
+        return f"{exc} Its last page: {call('read_chat', uri=exc.uri, offset=exc.last_offset, limit=exc.limit)}."
     return str(exc)
+
+
+def empty_store() -> str:
+    return (
+        "No chats have been imported yet, so there is nothing to search. "
+        + said(model="Tell the user to import their chat history first: ", person="Import your chat history first: ")
+        + "`pastchats import <file>` (a Claude or ChatGPT export, or a Claude Code, Codex, Gemini, Aider or "
+        "Cursor history), `pastchats sync` (the coding agents' logs on this machine), or `pastchats import "
+        "--sample` to try it out."
+    )
 
 
 def tool_error(exc: PastchatsError) -> ToolError:
@@ -60,10 +67,16 @@ def guarded(tool: str, work: Callable[[], T]) -> T:
         if isinstance(exc, ToolError):
             raise
         logger.exception("%s failed", tool)
-        raise ToolError(INTERNAL) from None
+        raise ToolError(
+            "Internal error in pastchats; "
+            + said(
+                model="details are in the server log. Try again, or tell the user.",
+                person="run the command again with -vv to see the details.",
+            )
+        ) from None
 
 
 def require_chats(library: RecentSource) -> None:
     """Raise the empty-store error when nothing has been imported (checked only when a result is empty)."""
     if library.is_empty():
-        raise _tool_error_class()(EMPTY_STORE)
+        raise _tool_error_class()(empty_store())

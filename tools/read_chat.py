@@ -11,6 +11,7 @@ from tools.arguments import ArgumentError, blank_to_none
 from tools.budget import fit_page, whole_page_before
 from tools.outputs import ReadOutput
 from tools.render import chat_block, document
+from tools.voice import tool
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -38,7 +39,8 @@ def read(
     uri = uri.strip()
     if not uri:
         raise ArgumentError(
-            "uri is empty. Pass the uri of a chat, as a conversation_search or recent_chats result shows it."
+            f"uri is empty. Pass the uri of a chat, as {tool('conversation_search')} or {tool('recent_chats')} "
+            "shows it."
         )
     if isinstance(around, str):
         around = blank_to_none(around)

@@ -22,6 +22,7 @@ from storage.results import ChatHit, SearchResult
 from tools.budget import CUT, clip_hit, focus_pattern, hint_list, shortened_hints
 from tools.outputs import SearchOutput
 from tools.render import LineMemo, chat_block, chat_line, quoted
+from tools.voice import call
 
 # (matches kept, characters kept of a matched message and of an answer; the other messages around a
 # match keep half as many), most wanted first: the best match whole with its answer before more matches cut.
@@ -89,7 +90,7 @@ def share(
 def _left_out(hit: ChatHit, shown: ChatHit) -> list[str]:
     """A read_chat call for each match of `hit` that the fitted `shown` left out."""
     return [
-        f"{quoted(hit.title)}: read_chat(uri={quoted(hit.uri)}, around={match.messages[0].number})"
+        f"{quoted(hit.title)}: {call('read_chat', uri=hit.uri, around=match.messages[0].number)}"
         for match in hit.matches[len(shown.matches) :]
         if match.messages
     ]
@@ -105,7 +106,7 @@ def _more_chats(result: SearchResult, shown: Sequence[ChatHit]) -> str | None:
     unshown = result.matching_chats - sum(hit.strength == "strong" for hit in shown)
     if unshown <= 0 or not result.others:
         return None
-    hints = [f"{quoted(o.title)}: read_chat(uri={quoted(o.uri)}, around={o.number})" for o in result.others]
+    hints = [f"{quoted(o.title)}: {call('read_chat', uri=o.uri, around=o.number)}" for o in result.others]
     rest = unshown - len(hints)
     tail = f"; and {rest} more: use more specific words, or project/after/before" if rest > 0 else ""
     return f"Shown {len(shown)} of {result.matching_chats} matching chats; the others: {'; '.join(hints)}{tail}."
@@ -169,4 +170,4 @@ def fit_search(
             return output, text
         last = hits.pop()
         blocks = [i for i in blocks if i < len(hits)]
-        dropped.insert(0, f"{quoted(last.title)}: read_chat(uri={quoted(last.uri)})")
+        dropped.insert(0, f"{quoted(last.title)}: {call('read_chat', uri=last.uri)}")

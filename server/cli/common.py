@@ -176,11 +176,14 @@ def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
 
 
 def as_tool(name: str, work: Callable[[], T]) -> T:
-    """Run a tool body as the MCP server does: its errors read exactly as the model would see them."""
+    """Run a tool body as the MCP server does, for a person: its result and errors read as the model's,
+    with the commands that are the next step where the model is offered tool calls."""
     from tools.errors import guarded
+    from tools.voice import for_a_person
 
     try:
-        return guarded(name, work)
+        with for_a_person():
+            return guarded(name, work)
     except Exception as exc:
         # A failing tool body raises the SDK's ToolError, which imports the SDK then: the class is
         # looked up only here, so that a command that succeeds never loads the SDK.

@@ -70,7 +70,7 @@ class SearchEngine:
             raise ValueError(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         if self.embedder is None and mode != "keyword":
             return "keyword", [
-                "keyword-only results: the embedding model could not be loaded (the user can install it with "
+                "keyword-only results: the embedding model could not be loaded (installing it: "
                 f"{install_hint()})"
             ]
         return mode, []

@@ -70,8 +70,7 @@ class SearchEngine:
             raise ValueError(f"unknown search mode {mode!r}: use one of {', '.join(SEARCH_MODES)}")
         if self.embedder is None and mode != "keyword":
             return "keyword", [
-                "keyword-only results: the embedding model could not be loaded (installing it: "
-                f"{install_hint()})"
+                f"keyword-only results: the embedding model could not be loaded (installing it: {install_hint()})"
             ]
         return mode, []
 

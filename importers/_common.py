@@ -108,9 +108,20 @@ def env_folder(env: Mapping[str, str], variable: str, home: Path, *default: str)
 
 
 def shorten(text: str, limit: int = 200) -> str:
-    """One line, whitespace collapsed, cut to `limit` characters with an ellipsis."""
+    """One line, whitespace collapsed, cut to at most `limit` characters with an ellipsis: after the last
+    whole word that fits, never inside one. A first word longer than `limit` (a URL, a path) is cut after
+    the last `/`, `-`, `.` or `_` that fits, and only without any, at the limit."""
     line = " ".join(text[: limit * 4].split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    if len(line) <= limit:
+        return line
+    head = line[: limit - 1]
+    if line[limit - 1] == " ":  # the cut falls between two words
+        return head.rstrip() + "…"
+    space = head.rfind(" ")
+    if space > 0:
+        return head[:space].rstrip(" ,;:-") + "…"
+    joint = max(head.rfind(mark) for mark in "/-._")
+    return (head[: joint + 1] if joint > 0 else head) + "…"
 
 
 _TOOL_ARG_KEYS = (
@@ -244,7 +255,7 @@ def build_conversation(
     return Conversation(
         id=id,
         source=source,
-        title=shorten(title, 200) if title else _title_from(messages),
+        title=shorten(title, 200) if title else title_from(messages),
         created_at=created,
         updated_at=updated,
         project=project or None,
@@ -253,8 +264,9 @@ def build_conversation(
     )
 
 
-def _title_from(messages: list[Message]) -> str:
-    """The start of the first user message (only its head is looked at: messages can be huge)."""
+def title_from(messages: list[Message]) -> str:
+    """A title for an untitled chat: the start of its first user message, cut after a whole word (the
+    whole message is the chat's first; only its head is looked at: messages can be huge)."""
     for message in messages:
         if message.role == "user" and message.text.strip():
             return shorten(message.text, 80)

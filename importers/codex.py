@@ -9,6 +9,7 @@ skipped; tool calls and their output become one short line each.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -156,10 +157,28 @@ def _turn(
     if kind in _TOOL_OUTPUTS:
         output = item.get("output")
         text = output if isinstance(output, str) else as_str(as_dict(output).get("content"))
-        return Turn(key, "tool", summarise_tool_result(text), when)
+        return Turn(key, "tool", summarise_tool_result(_shown_output(text)), when)
     if kind not in _SILENT_ITEMS:
         count_unknown(unknown, kind, "response items")
     return None
+
+
+def _shown_output(text: str) -> str:
+    """A command's result as its text, then its exit code in words. Codex before mid-2025 wrote it as
+    JSON, `{"output": "...", "metadata": {"exit_code": 0, "duration_seconds": 0.1}}`; later ones write
+    the text themselves ("Exit code: 0 / Wall time / Output:"), kept as it is."""
+    if not text.startswith("{"):
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict) or not isinstance(data.get("output"), str):
+        return text
+    code = as_dict(data.get("metadata")).get("exit_code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return data["output"]
+    return f"{data['output'].rstrip()} ({'succeeded' if code == 0 else 'failed'}, exit code {code})"
 
 
 def _content_texts(content: object) -> Iterator[str]:

@@ -15,7 +15,7 @@ from typing import IO, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.dataclasses import dataclass
 
-from importers._common import Unusable, check_chat_times, message_time
+from importers._common import Unusable, check_chat_times, message_time, title_from
 from importers._files import open_regular
 from importers._json import BrokenJson, Malformed, iter_json_values
 from importers.base import Importer, ImportReport, SourceError
@@ -86,15 +86,6 @@ class _PlainConversation(BaseModel):
     @classmethod
     def _id(cls, value: object) -> object:
         return _normal_id(value)
-
-
-def title_from(messages: list[Message]) -> str:
-    """A title for an untitled chat: the start of its first user message."""
-    for message in messages:
-        if message.role == "user" and message.text.strip():
-            words = " ".join(message.text.split())
-            return words if len(words) <= 80 else words[:77].rstrip() + "..."
-    return "Untitled conversation"
 
 
 def describe_validation_error(error: ValidationError) -> str:

@@ -41,8 +41,8 @@ def test_codex_tool_calls_and_output_are_one_short_line_each(fixtures: Path, rea
     [chat], _ = read_all(IMPORTER, _rollout(fixtures))
 
     assert chat.messages[1].text == "[tool shell: bash -lc rg -n 'def list_users' src]"
-    assert chat.messages[2].text.startswith("[tool result: ")
-    assert "src/users.py:12" in chat.messages[2].text
+    # the early rollouts' JSON envelope is shown as the command's text, then its exit code in words
+    assert chat.messages[2].text == "[tool result: src/users.py:12:def list_users(db): (succeeded, exit code 0)]"
 
 
 def test_codex_message_ids_are_stable_across_reimports(fixtures: Path, read_all) -> None:

@@ -173,12 +173,13 @@ def _shown_output(text: str) -> str:
         data = json.loads(text)
     except ValueError:
         return text
-    if not isinstance(data, dict) or not isinstance(data.get("output"), str):
+    output = data.get("output") if isinstance(data, dict) else None
+    if not isinstance(output, str):
         return text
     code = as_dict(data.get("metadata")).get("exit_code")
     if not isinstance(code, int) or isinstance(code, bool):
-        return data["output"]
-    return f"{data['output'].rstrip()} ({'succeeded' if code == 0 else 'failed'}, exit code {code})"
+        return output
+    return f"{output.rstrip()} ({'succeeded' if code == 0 else 'failed'}, exit code {code})"
 
 
 def _content_texts(content: object) -> Iterator[str]:

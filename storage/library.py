@@ -45,7 +45,7 @@ from storage.journal import DeletedWatch
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.owner_only import make_folder, tighten
-from storage.recent import StoreStats, project_spellings, recent_page, store_stats
+from storage.recent import StoreStats, name_projects, project_spellings, recent_page, store_stats
 from storage.redaction import Redaction
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
@@ -844,7 +844,10 @@ class Library:
         """
         self._follow_model()
         filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
-        return self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
+        result = self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
+        with self._catalog() as chats:
+            name_projects(result.chats, chats.column_counts("project"))
+        return result
 
     def search_units(
         self,

@@ -5,7 +5,7 @@ chats a delete committed to (`storage.hiding`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +18,7 @@ from storage.times import utc
 if TYPE_CHECKING:  # imported where used: `stats` needs none of these pydantic models (start-up speed)
     from storage.hits import ConversationMeta
     from storage.models import Message
-    from storage.results import Match, RecentResult
+    from storage.results import ChatHit, Match, RecentResult
 
 
 PREVIEW_HEAD = 2  # the opening exchange says what a chat was about
@@ -109,6 +109,21 @@ def folder_name(project: str) -> str:
     return _SEPARATORS.split(project.rstrip("\\/"))[-1]
 
 
+def name_projects(hits: Iterable[ChatHit], known: Iterable[str]) -> None:
+    """Let each hit's text name its project by the folder's name (`shop-api` for /home/ana/src/shop-api),
+    where no other project in `known` (the store's) has a folder of that name: the name that `--project`
+    and the tools' `project` take. The structured result keeps the full path."""
+    paths_of: dict[str, set[str]] = {}
+    for project in known:
+        paths_of.setdefault(folder_name(project).casefold(), set()).add(project.casefold())
+    for hit in hits:
+        if not hit.project:
+            continue
+        name = folder_name(hit.project)
+        if name and name != hit.project and paths_of.get(name.casefold(), set()) <= {hit.project.casefold()}:
+            hit._project_name = name
+
+
 def project_spellings(source: ChatSource, project: str | None) -> tuple[str, ...] | None:
     """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject).
 
@@ -159,6 +174,7 @@ def recent_page(
     if len(page) > n:
         notes.append(f"{len(page)} chats shown rather than {n}: they share an updated_at with the last one")
     last = metas[page[-1][1]].updated_at if page and page[-1][1] in metas else None
+    name_projects(chats, source.column_counts("project"))
     return RecentResult(
         chats=chats,
         sort_order=sort_order,

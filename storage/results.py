@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from storage.evidence import Meaning, Strength
 from storage.models import Role
@@ -71,6 +71,13 @@ class ChatHit(BaseModel):
     )
     evidence: Evidence | None = Field(default=None, description="Search only: what the strength rests on.")
     matches: list[Match] = Field(default_factory=list, description="Matches in rank order (search only).")
+    # The project as a result's text names it (not part of the structured result, which keeps the path).
+    _project_name: str | None = PrivateAttr(default=None)
+
+    @property
+    def shown_project(self) -> str | None:
+        """The project as text shows it: the folder's name when no other project has it (`name_projects`)."""
+        return self._project_name or self.project
 
 
 class OtherChat(BaseModel):

@@ -136,8 +136,8 @@ def _opening(hit: ChatHit) -> str:
 def _about(hit: ChatHit) -> list[str]:
     """Title, project and dates: what names a chat."""
     about = [one_line(hit.title) or "(untitled)"]
-    if hit.project:
-        about.append(f"project {one_line(hit.project)}")
+    if hit.shown_project:
+        about.append(f"project {one_line(hit.shown_project)}")
     about.append(dates_label(hit))
     return about
 

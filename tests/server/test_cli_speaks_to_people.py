@@ -90,3 +90,26 @@ def test_an_error_names_the_command_for_a_person_and_the_call_for_the_model() ->
     assert tool_error_text(error).endswith("Its last page: read_chat(uri='chat-1', offset=0, limit=40).")
     with for_a_person():
         assert tool_error_text(error).endswith("Its last page: pastchats read chat-1 --offset 0 --limit 40.")
+
+
+def test_a_project_is_shown_by_its_folder_name_where_no_other_project_has_it(tmp_path: Path) -> None:
+    """`shop-api` names one project; two `api` folders are told apart by their paths. `read` and the
+    structured result keep the full path."""
+    source = tmp_path / "chats.jsonl"
+    lines = [
+        {"id": "a", "project": "/home/ana/src/shop-api", "updated_at": "2025-01-03T10:00:00Z"},
+        {"id": "b", "project": "/home/ana/work/api", "updated_at": "2025-01-02T10:00:00Z"},
+        {"id": "c", "project": "C:\\Users\\ana\\play\\api", "updated_at": "2025-01-01T10:00:00Z"},
+    ]
+    text = "\n".join(json.dumps(line | {"messages": [{"role": "user", "text": "checkout rounding"}]}) for line in lines)
+    source.write_text(text, encoding="utf-8")
+    home = tmp_path / "store"
+    assert run(home, "import", str(source)).exit_code == 0
+
+    for shown in (run(home, "recent").stdout, run(home, "search", "checkout rounding").stdout):
+        assert "· project shop-api ·" in shown
+        assert "· project /home/ana/work/api ·" in shown
+        assert "· project C:\\Users\\ana\\play\\api ·" in shown
+    assert "· project /home/ana/src/shop-api ·" in run(home, "read", "a").stdout
+    structured = json.loads(run(home, "recent", "--json").stdout)
+    assert structured["chats"][0]["project"] == "/home/ana/src/shop-api"

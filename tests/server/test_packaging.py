@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -62,7 +63,10 @@ def test_doctor_reads_the_locked_versions_and_finds_none_drifted_here() -> None:
 def test_the_registry_entry_names_the_package_the_bundle_and_the_readme_name() -> None:
     entry = json.loads((ROOT / "server.json").read_text())
     manifest = json.loads((ROOT / "packaging" / "mcpb" / "manifest.json").read_text())
-    # The registry's own rules for these fields (its schema, 2025-09-29).
+    # The registry's own rules for these fields (its newest dated schema, 2025-12-11).
+    assert entry["$schema"] == "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
+    assert entry["repository"] == {"url": "https://github.com/pastchats/pastchats", "source": "github"}
+    assert f"io.github.{entry['repository']['url'].split('/')[3]}/" in entry["name"]  # the namespace GitHub proves
     assert len(entry["description"]) <= 100
     jsonschema.validate(entry["name"], {"type": "string", "pattern": "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$"})
     (package,) = entry["packages"]
@@ -130,3 +134,41 @@ def test_the_bundle_builds_validates_and_serves_offline(tmp_path: Path) -> None:
     answer = json.loads(ran.stdout.splitlines()[0])
     assert answer["result"]["serverInfo"]["name"] == "pastchats", ran.stderr
     assert answer["result"]["serverInfo"]["version"] == PROJECT["version"]
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed")
+def test_the_wheel_and_the_sdist_build_install_the_tested_versions_and_run(tmp_path: Path) -> None:
+    """What would be published: `uv build` makes both; the wheel (built from the sdist, as uv does)
+    installs into a fresh environment, from uv's cache, with the tested versions, and runs from a new
+    home."""
+    uv = shutil.which("uv") or "uv"
+
+    def ok(*args: str, env: dict[str, str] | None = None) -> str:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=600, check=False, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    ok(uv, "build", "--quiet", "--out-dir", str(tmp_path / "dist"), str(ROOT))
+    (wheel,) = (tmp_path / "dist").glob("pastchats-*.whl")
+    (sdist,) = (tmp_path / "dist").glob("pastchats-*.tar.gz")
+    with zipfile.ZipFile(wheel) as archive:
+        assert {"server/constraints.txt", "importers/sample/sample_chats.jsonl"} <= set(archive.namelist())
+    assert sdist.stat().st_size < 5_000_000  # the sources, not a cache or a store
+    venv = tmp_path / "venv"
+    ok(uv, "venv", "--quiet", "--python", sys.executable, str(venv))
+    constraints = str(ROOT / "server" / "constraints.txt")
+    ok(uv, "pip", "install", "--quiet", "--offline", "--python", str(venv), str(wheel), "-c", constraints)
+
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "PATH": os.defpath, "LANG": "C.UTF-8"}
+    command = str(venv / "bin" / "pastchats")
+    assert "A local, searchable memory" in ok(command, "--help", env=env)
+    assert "8 new" in ok(command, "import", "--sample", "-q", env=env)
+    assert (
+        "versions: every dependency is the version pastchats was tested with"
+        in subprocess.run(
+            [command, "doctor", "--cli"], capture_output=True, text=True, timeout=300, check=False, env=env
+        ).stdout
+    )

@@ -1,4 +1,4 @@
-"""Build the one-click bundle for Claude Desktop: `python packaging/build_mcpb.py [OUT.mcpb]`.
+"""Build the one-click bundle for Claude Desktop: `python3 packaging/build_mcpb.py [OUT.mcpb]`.
 
 The bundle holds the manifest (`packaging/mcpb/manifest.json`, a `uv` server: the client installs
 Python and the locked dependencies itself), the entry point, and the project as `uv` builds it

@@ -1,12 +1,14 @@
 """Wall time of CLI commands a new user runs first, against a bare interpreter start in the same run.
 
     uv run python -m bench.cli_startup --repeats 15 [--baseline-repo ../main] [--model-cache DIR]
-                                        [--store DIR] [--only search stats ...]
+                                        [--store DIR] [--only search stats ...] [--where]
 
 Each round runs every command once, in the same order (so machine noise hits them alike); medians
 and p95 over the rounds, of wall time and of CPU time (user + system: less sensitive to a busy
 machine). The store is the bundled sample chats, imported once with the real model when
 `--model-cache` is given (else keyword-only), or a copy of `--store` (e.g. the 100k perf store).
+`--where` adds, for each command of this checkout, where its start-up goes: one run under
+`python -X importtime`, the import time of each top-level package (what a lazy import would save).
 `--baseline-repo` also times the same commands from another checkout's code (e.g. main before a
 change), through that checkout's own `.venv` when it has one (else this interpreter). `import
 lancedb` is also timed alone. The commands that delete a chat run on a fresh copy of the store each
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -26,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 CLI = "import sys; sys.path.insert(0, {repo!r}); from server.cli import main; sys.argv[0] = 'pastchats'; main()"
@@ -96,6 +100,22 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
+IMPORT_LINE = re.compile(r"import time:\s+(?P<own>\d+) \|\s+\d+ \| (?P<name>.+)$")
+
+
+def where_the_time_goes(argv: list[str], env: dict[str, str], top: int = 8) -> str:
+    """One run under `-X importtime`: the seconds spent importing, per top-level package, largest first."""
+    done = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]], env=env, capture_output=True, text=True, check=False
+    )
+    spent: Counter[str] = Counter()
+    for line in done.stderr.splitlines():
+        if found := IMPORT_LINE.match(line):
+            spent[found["name"].strip().split(".")[0]] += int(found["own"])
+    listed = ", ".join(f"{name} {micros / 1e6:.2f}" for name, micros in spent.most_common(top))
+    return f"imports {sum(spent.values()) / 1e6:.2f} s: {listed}"
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
@@ -108,6 +128,7 @@ def main() -> None:
     parser.add_argument("--model-cache", type=Path, help="a fastembed cache holding the model")
     parser.add_argument("--store", type=Path, help="time against a copy of this store instead of the sample")
     parser.add_argument("--only", nargs="+", metavar="COMMAND", help="time only these commands")
+    parser.add_argument("--where", action="store_true", help="also show each command's import time per package")
     args = parser.parse_args()
 
     repo = Path(__file__).resolve().parents[1]
@@ -169,6 +190,11 @@ def main() -> None:
     for name, values in walls.items():
         median, cpu = statistics.median(values), statistics.median(cpus[name])
         print(f"| {name} | {median:.3f} | {p95(values):.3f} | {median / bare:.1f} | {cpu:.3f} | {cpu / bare_cpu:.1f} |")
+    if args.where:
+        print("\nWhere the start-up goes (one run each, python -X importtime; seconds per top-level package):")
+        for name, argv in runs.items():
+            if name.endswith("[this checkout]") and name not in scratch:
+                print(f"- {name.removesuffix(' [this checkout]')}: {where_the_time_goes(argv, env)}")
     shutil.rmtree(work, ignore_errors=True)
 
 

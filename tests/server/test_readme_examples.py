@@ -22,6 +22,7 @@ NOT_RUN = {
     "pastchats import ~/Downloads/claude-export.zip": "the reader's own export",
     "pastchats import ~/.claude/projects ~/.codex/sessions": "the reader's own agent logs",
     "pastchats import chats.jsonl --format plain": "the reader's own file",
+    "pastchats uninstall": "asks first, then removes the store the later lines read (test_setup_remove.py)",
 }
 
 

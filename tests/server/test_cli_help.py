@@ -33,7 +33,7 @@ def test_every_command_help_ends_with_examples(path: str, command: click.Command
 def test_the_commands_are_listed_in_the_order_a_newcomer_uses_them() -> None:
     text = CliRunner().invoke(cli, ["--help"], terminal_width=200).stdout
     sections = [line for line in text.splitlines() if line and not line.startswith(" ")]
-    assert sections[-4:] == ["Getting started:", "Finding chats:", "Keeping the store:", "Serving:"]
+    assert sections[-5:] == ["Getting started:", "Finding chats:", "Keeping the store:", "Serving:", "Leaving:"]
     listed = [line.split()[0] for line in text.split("Getting started:")[1].splitlines() if line.startswith("  ")]
     assert listed[:4] == ["import", "model", "setup", "doctor"]
     assert listed[4:8] == ["search", "recent", "read", "stats"]

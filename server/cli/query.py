@@ -44,7 +44,7 @@ def search(
     before: datetime | None,
     as_json: bool,
 ) -> None:
-    """Search past chats by topic: what the conversation_search tool answers."""
+    """Search past chats by topic, as your assistant's search tool does."""
     from tools import conversation_search
 
     settings = make_settings(ctx)
@@ -82,7 +82,7 @@ def recent(
     project: str | None,
     as_json: bool,
 ) -> None:
-    """List past chats by time: what the recent_chats tool answers."""
+    """List past chats by time, as your assistant's recent-chats tool does."""
     from tools.recent_chats import NAME
 
     settings = make_settings(ctx)
@@ -112,7 +112,7 @@ def recent(
 @json_option
 @click.pass_context
 def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | None, as_json: bool) -> None:
-    """Read a past chat's messages, a page at a time: what the read_chat tool answers."""
+    """Read a past chat's messages, a page at a time, as your assistant's reading tool does."""
     from tools import read_chat
 
     settings = make_settings(ctx)

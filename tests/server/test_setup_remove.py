@@ -131,3 +131,38 @@ def test_uninstall_leaves_nothing_of_pastchats_in_the_home(home: Path) -> None:
     assert snapshot(home) == before
     assert not [path for path in snapshot(home) if "pastchats" in path]
     assert not (home / ".cache" / "Microsoft").exists()  # onnxruntime's device id: pastchats never causes it
+
+
+@pytest.mark.integration
+def test_a_whole_life_with_the_model_leaves_nothing_behind(tmp_path: Path, model_cache_dir: Path) -> None:
+    """As a new user, in processes of their own: install the model (offline, from a copy), import, connect
+    a client, uninstall. The models, their int8 copy, the store, the entry go, and onnxruntime (loaded
+    to embed) never wrote its device id into the home."""
+    import subprocess
+    import sys
+
+    user = tmp_path / "home"
+    user.mkdir()
+    env = {"HOME": str(user), "PATH": os.defpath, "LANG": "C.UTF-8", "PASTCHATS_SYNC": "false"}
+
+    def pastchats(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "server.cli", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    pastchats("model", "install", "--from", str(model_cache_dir), "-q")
+    pastchats("import", "--sample", "-q")
+    pastchats("setup", "claude-code")
+    assert (user / ".cache" / "pastchats" / "models" / "derived").is_dir()  # the int8 copy documents use
+    assert not (user / ".cache" / "Microsoft").exists()
+
+    pastchats("uninstall", "--yes")
+
+    assert snapshot(user) == {}

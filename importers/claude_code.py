@@ -11,6 +11,8 @@ A slash command is logged as markup (`<command-message>init is analyzing…</com
 <command-name>/init</command-name> <command-args>…</command-args>`); it is the user's `/init …`, as
 Claude Code's transcript shows it. A local command's output (`<local-command-stdout>`) and bash
 mode's (`<bash-stdout>`) are tool results; bash mode's input (`<bash-input>`) is the user's `! …`.
+What Claude Code adds to a prompt for the model (the IDE extensions' `<ide_opened_file>` and
+`<ide_selection>`, `<system-reminder>`, hook output) is not the user's: `build_conversation` leaves it out.
 
 Titles, as Claude Code's session list shows them: the user's `custom-title`, else the `ai-title`,
 else a `summary` record naming one of the session's messages (`leafUuid`). Claude Code writes those

@@ -16,7 +16,7 @@ from importers.roo_code import workspace_files, workspace_of
 class KiloCodeImporter(TaskFolderImporter):
     name = "kilo-code"
     extension_ids = ("kilocode.kilo-code",)
-    task_say = "text"
+    cline_line = False
 
     def context_files(self, session: Path) -> list[Path]:
         return workspace_files(session)

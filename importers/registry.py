@@ -13,6 +13,7 @@ from pathlib import Path
 from importers._common import has_opt_out
 from importers._files import not_regular_reason
 from importers._safe import safe_conversations
+from importers._task_folders import TaskFolderImporter
 from importers.aider import AiderImporter
 from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
@@ -125,11 +126,13 @@ def choose(path: Path, format: str | None = None) -> Importer:
     _require_source(path)
     if importer.detect(path):
         return importer
-    looks = next((other.name for other in IMPORTERS if other is not importer and other.detect(path)), None)
-    if looks is None:
+    other = next((other for other in IMPORTERS if other is not importer and other.detect(path)), None)
+    if other is None or (isinstance(importer, TaskFolderImporter) and isinstance(other, TaskFolderImporter)):
         # Detection reads only a file's first bytes; when no format claims them (a broken first
-        # record), the format the user named reads the file and reports what it cannot.
+        # record), the format the user named reads the file and reports what it cannot. Cline and
+        # its forks write one layout, and the marks that tell them apart are a guess the user overrules.
         return importer
+    looks = other.name
     raise SourceError(
         f"{path} does not look like a {format} source; it looks like {looks} (use --format {looks}, "
         "or leave --format out to detect it)"

@@ -16,7 +16,7 @@ from .conftest import build_vscdb
 MAY_2025 = "cursor:6b2f0d4e-7a1c-4e5b-9c3d-2f1e0a9b8c71"
 SPACES = "cursor:0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c62"
 PREVIEW = "cursor:5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c93"
-WINDOWS_VITE = "c:\\Users\\ana\\src\\vite"
+WINDOWS_VITE = "C:\\Users\\ana\\src\\vite"
 
 
 def _user(fixtures: Path, tmp_path: Path, version: str, storage_id: str) -> Path:

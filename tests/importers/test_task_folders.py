@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from importers import registry
+from importers.base import SourceError
 from importers.cline import ClineImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.roo_code import RooCodeImporter
@@ -100,7 +101,7 @@ def test_kilo_code_legacy_tasks_keep_the_workspace_kilo_names(fixtures: Path, im
 
     [chat] = imported.conversations
     assert chat.id == CART
-    assert chat.project == "c:/Users/ana/src/shop"
+    assert chat.project == "C:\\Users\\ana\\src\\shop"  # one spelling of a Windows folder
     assert [m.role for m in chat.messages] == ["user", "assistant", "assistant", "user", "assistant"]
 
 
@@ -155,3 +156,47 @@ def test_task_folders_are_looked_for_in_every_editors_global_storage(
     )
     assert Path(user) / "globalStorage/kilocode.kilo-code/tasks" in KiloCodeImporter().default_locations(env, home)
     assert ClineImporter().default_locations({"CLINE_DIR": "/opt/cline"}, home)[-1] == Path("/opt/cline/data/tasks")
+
+
+CLINE_3 = "cline-3/tasks"
+RETRY = "cline:1767258000000"
+
+
+def test_a_cline_3_task_copied_out_of_the_extension_is_cline_by_its_own_marks(fixtures: Path, import_fixture) -> None:
+    # Cline 3.x writes the task as `say: "text"`, as Roo Code does; its focus chain file, its
+    # task_progress messages and its `{"request": …}` without `apiProtocol` say whose it is.
+    assert registry.detect(fixtures / CLINE_3).name == "cline"
+    assert registry.detect(fixtures / CLINE_3 / "1767258000000" / "ui_messages.json").name == "cline"
+
+    imported = import_fixture(fixtures / CLINE_3)
+
+    [chat] = imported.conversations
+    assert chat.id == RETRY
+    assert chat.title == "make the retry backoff exponential, capped at 30 seconds"
+    assert chat.project == "/home/ana/src/fetcher"  # the first request's "# Current Working Directory (…)"
+    assert [(m.role, m.text) for m in chat.messages if m.role != "assistant" or not m.text.startswith("[tool")] == [
+        ("user", "make the retry backoff exponential, capped at 30 seconds"),
+        ("assistant", "I'll read the retry helper first."),
+        ("assistant", "The delay is a fixed 500 ms. I'll double it per attempt and cap it at 30 s."),
+        ("user", "also add jitter please"),
+        ("assistant", "Retry delays now double from 500 ms up to 30 s, with up to 20% jitter."),
+    ]
+    assert not any("- [x]" in m.text for m in chat.messages)  # the focus chain's checklist is not the chat
+
+
+def test_format_cline_is_honoured_for_any_task_folder(fixtures: Path, tmp_path: Path, import_fixture) -> None:
+    # A task folder whose marks point to Roo Code is still read as Cline's when the user says so.
+    shutil.copytree(fixtures / ROO_STORAGE / "tasks", tmp_path / "tasks")
+    assert registry.choose(tmp_path / "tasks", "cline").name == "cline"
+
+    imported = import_fixture(tmp_path / "tasks", "cline")
+
+    assert {c.id.split(":")[0] for c in imported.conversations} == {"cline"}
+    assert len(imported.conversations) == 2
+    with pytest.raises(SourceError, match="looks like"):
+        registry.choose(fixtures / CLINE_3, "claude-code")
+
+
+def test_a_task_without_any_writers_mark_is_read_as_roo_codes(fixtures: Path, tmp_path: Path) -> None:
+    shutil.copytree(fixtures / KILO_TASKS, tmp_path / "tasks")  # `apiProtocol` in its requests: Roo Code's line
+    assert registry.detect(tmp_path / "tasks").name in {"roo-code", "kilo-code"}

@@ -146,6 +146,7 @@ _TOOL_ARG_KEYS = (
     "pattern",
     "query",
     "file_path",
+    "filePath",
     "target_file",
     "path",
     "url",

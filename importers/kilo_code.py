@@ -1,7 +1,7 @@
 """Kilo Code's tasks (`kilocode.kilo-code`, a fork of Roo Code) from its VS Code extension up to 5.x:
 `<globalStorage>/kilocode.kilo-code/tasks/<task id>/ui_messages.json`, laid out and read as Roo
 Code's (`importers.roo_code`). Kilo Code 7, rebuilt on OpenCode in 2026, keeps new sessions in
-OpenCode's store instead (`~/.local/share/kilo/kilo.db`), which this format does not read.
+OpenCode's store instead (`~/.local/share/kilo/kilo.db`): that is the `kilo` format (`importers.kilo`).
 """
 
 from __future__ import annotations

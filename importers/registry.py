@@ -20,14 +20,17 @@ from importers.chatgpt import ChatGPTImporter
 from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
 from importers.cline import ClineImporter
+from importers.cline_sdk import ClineSdkImporter
 from importers.codex import CodexImporter
 from importers.continue_dev import ContinueImporter
 from importers.copilot_chat import CopilotChatImporter
+from importers.copilot_cli import CopilotCliImporter
 from importers.crush import CrushImporter
 from importers.cursor import CursorImporter
 from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
+from importers.kilo import KiloImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.plain import PlainImporter
@@ -55,12 +58,15 @@ AGENT_LOGS: list[AgentLogImporter] = [
     # Before Claude Code: Qwen Code's records would pass Claude Code's looser test.
     OpenCodeImporter(),
     OpenCodeFilesImporter(),
+    KiloImporter(),
     QwenCodeImporter(),
     ContinueImporter(),
     CrushImporter(),
     GooseImporter(),
     GooseFilesImporter(),
     ZedImporter(),
+    CopilotCliImporter(),
+    ClineSdkImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),

@@ -122,7 +122,8 @@ def test_crush_reads_a_pasted_text_as_the_users_words_and_leaves_inline_reasonin
     assert [(m.role, m.text) for m in chat.messages] == [
         (
             "user",
-            "Traceback (most recent call last):\n  File \"app.py\", line 9, in <module>\n    main()\nKeyError: 'DATABASE_URL'",
+            'Traceback (most recent call last):\n  File "app.py", line 9, in <module>\n'
+            "    main()\nKeyError: 'DATABASE_URL'",
         ),
         ("assistant", "DATABASE_URL is not set: export it, or add it to .env."),
     ]

@@ -15,10 +15,11 @@ status lines are left out; kinds not known here are counted in the report. The t
 the history list shows it; the project is the task's workspace folder, as each writer records it.
 
 Which writer wrote a task is told by the extension's folder in its path; a task copied out of it by
-the writer's own marks: Cline's focus chain file (`focus_chain_taskid_<id>.md`), its `task_progress`
-messages, its early `say: "task"`, and an `api_req_started` that records the `request` without the
-`apiProtocol` Roo Code and Kilo Code add; Roo Code's and Kilo Code's `history_item.json` and that
-`apiProtocol`. All three keep `task_metadata.json`, so it tells nothing apart.
+the writer's own marks: Cline's focus chain file (`focus_chain_taskid_<id>.md`), the `cline_version`
+its `task_metadata.json` records, its `task_progress` messages, its early `say: "task"`, and an
+`api_req_started` that records the `request` without the `apiProtocol` Roo Code and Kilo Code add;
+Roo Code's and Kilo Code's `history_item.json` and that `apiProtocol`. All three keep a
+`task_metadata.json`; only Cline's names its version.
 """
 
 from __future__ import annotations
@@ -224,7 +225,7 @@ def _written_by_cline(messages: Path) -> bool:
     """Whether a task folder found outside any extension's folder is Cline's (else Roo Code's line):
     by the marks each writer leaves, in the task folder and the head of its messages."""
     task = messages.parent
-    if any(task.glob("focus_chain_taskid_*.md")):
+    if any(task.glob("focus_chain_taskid_*.md")) or '"cline_version"' in read_head(task / "task_metadata.json", 65536):
         return True
     if (task / "history_item.json").is_file():
         return False

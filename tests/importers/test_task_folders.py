@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,3 +201,20 @@ def test_format_cline_is_honoured_for_any_task_folder(fixtures: Path, tmp_path: 
 def test_a_task_without_any_writers_mark_is_read_as_roo_codes(fixtures: Path, tmp_path: Path) -> None:
     shutil.copytree(fixtures / KILO_TASKS, tmp_path / "tasks")  # `apiProtocol` in its requests: Roo Code's line
     assert registry.detect(tmp_path / "tasks").name in {"roo-code", "kilo-code"}
+
+
+def test_a_cline_task_whose_long_first_prompt_hides_its_requests_is_cline_by_its_metadata(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    # A pasted prompt longer than the head detection reads; no focus chain file: the version Cline
+    # records in task_metadata.json still says whose task it is.
+    task = tmp_path / "tasks" / "1767258000000"
+    shutil.copytree(fixtures / CLINE_3 / "1767258000000", task)
+    (task / "focus_chain_taskid_1767258000000.md").unlink()
+    messages = json.loads((task / "ui_messages.json").read_text())
+    messages[0]["text"] += "\n" + "x = 1\n" * 20000
+    (task / "ui_messages.json").write_text(json.dumps(messages, separators=(",", ":")))
+
+    assert registry.detect(tmp_path / "tasks").name == "cline"
+    (task / "task_metadata.json").unlink()
+    assert registry.detect(tmp_path / "tasks").name == "roo-code"  # nothing of Cline's left to tell

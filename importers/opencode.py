@@ -7,16 +7,18 @@
   each, `session/<project id>/<session id>.json`, `message/<session id>/<message id>.json`,
   `part/<message id>/<part id>.json`.
 
-A session's title, times and directory are the session's own; messages and their parts sort by id
-(OpenCode's ids are time-ordered). Text the user typed and the assistant's text are the
-conversation; text OpenCode adds itself (`synthetic`, such as a file pulled in with @) and reasoning
-are left out; each tool call becomes one short line, its output another. Both stores give a session
-the same id, so a session found in both is one chat.
+A session's title (unless it is still the default `New session - <time>`), times and directory
+are the session's own; messages and their parts sort by id (OpenCode's ids are time-ordered). Text
+the user typed and the assistant's text are the conversation; text OpenCode adds itself
+(`synthetic`, such as a file pulled in with @) and reasoning are left out; each tool call becomes one
+short line, its output another. Both stores give a session the same id, so a session found in both
+is one chat.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -48,6 +50,8 @@ from storage.models import Conversation, Role
 # Parts that are bookkeeping for OpenCode itself: steps, file snapshots, retries, compaction markers.
 _SILENT_PARTS = {"reasoning", "step-start", "step-finish", "snapshot", "patch", "retry", "compaction", "agent"}
 _TABLES = {"session", "message", "part"}
+# The title a session has until OpenCode (or Kilo) names it: not a title, so the first prompt gives one.
+_DEFAULT_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
 def data_folder(env: Mapping[str, str], home: Path) -> Path:
@@ -226,7 +230,7 @@ def _conversation(
         source=source,
         turns=turns,
         report=report,
-        title=as_str(info.get("title")),
+        title="" if _DEFAULT_TITLE.match(as_str(info.get("title"))) else as_str(info.get("title")),
         created_at=parse_time(times.get("created")),
         updated_at=parse_time(times.get("updated")),
         project=as_str(info.get("directory")) or None,

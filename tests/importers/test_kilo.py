@@ -5,6 +5,7 @@ file pulled in with @, and a broken row)."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 
 from importers import registry
@@ -62,3 +63,18 @@ def test_reimporting_kilo_adds_nothing(fixtures: Path, import_fixture) -> None:
     again = import_fixture(fixtures / DATABASE, library=first.library)
 
     assert f"0 new, 0 updated, {len(first.conversations)} unchanged" in again.summary
+
+
+def test_a_session_kilo_never_named_is_titled_by_its_first_prompt(
+    fixtures: Path, tmp_path: Path, import_fixture
+) -> None:
+    database = tmp_path / "kilo.db"
+    shutil.copy(fixtures / DATABASE, database)
+    connection = sqlite3.connect(database)
+    with connection:  # the default title OpenCode (and so Kilo) gives a session until it names it
+        connection.execute("UPDATE session SET title = 'New session - 2026-06-08T20:53:20.000Z'")
+    connection.close()
+
+    imported = import_fixture(database)
+
+    assert imported.chat(TILES).title == "tiles render blurry on retina screens [file tiles.ts]"

@@ -123,6 +123,7 @@ _SILENT = {
 # Parts of a tool's JSON that are its payload (a file's content, a diff, a screenshot), not what it did.
 _BULKY = {"content", "diff", "screenshot", "logs", "images", "base64", "todos", "result"}
 _ENVIRONMENT_CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(([^)\n]+)\) Files")
+_ROOT = re.compile(r"^- (.+?): (.+?)(?: \([^()]*\))?$", re.MULTILINE)
 _HISTORY_HEAD = 262144  # the first request, which names the workspace, is at the start of the model's history
 
 
@@ -326,11 +327,18 @@ def first_request(messages: list[dict[str, Any]]) -> str:
 
 
 def workspace_in_environment(text: str) -> str:
-    """The workspace folder the writer names in the environment details it sends the model."""
+    """The workspace folder the writer names in the environment details it sends the model; with
+    several folders open (Cline's multi-root workspaces) the primary one, named in `# Workspace
+    Roots` as `- <name>: <path> (<vcs>)`."""
     found = _ENVIRONMENT_CWD.search(text)
-    if found is None or found.group(1).startswith("Primary:"):
+    if found is None:
         return ""
-    return found.group(1).strip()
+    named = found.group(1).strip()
+    if not named.startswith("Primary:"):
+        return named
+    primary = named.removeprefix("Primary:").strip()
+    roots = text[: found.start()].rpartition("# Workspace Roots")[2].replace("\\n", "\n")
+    return next((path for name, path in _ROOT.findall(roots) if name == primary), "")
 
 
 def workspace_in_history(session: Path) -> str:

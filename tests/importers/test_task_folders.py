@@ -218,3 +218,33 @@ def test_a_cline_task_whose_long_first_prompt_hides_its_requests_is_cline_by_its
     assert registry.detect(tmp_path / "tasks").name == "cline"
     (task / "task_metadata.json").unlink()
     assert registry.detect(tmp_path / "tasks").name == "roo-code"  # nothing of Cline's left to tell
+
+
+def test_a_cline_task_in_a_multi_root_workspace_is_in_its_primary_folder(
+    fixtures: Path, tmp_path: Path, import_fixture
+) -> None:
+    # With several folders open, Cline names the primary one in the working directory's heading and
+    # lists each folder's path under "# Workspace Roots".
+    task = tmp_path / "tasks" / "1767258000000"
+    shutil.copytree(fixtures / CLINE_3 / "1767258000000", task)
+    messages = json.loads((task / "ui_messages.json").read_text())
+    request = json.loads(messages[1]["text"])
+    request["request"] = (
+        request["request"]
+        .replace(
+            "<environment_details>",
+            "<environment_details>\n\n# Workspace Roots\n- api: /home/ana/src/api (Git)"
+            "\n- fetcher: /home/ana/src/fetcher (Git)\n\nPrimary workspace: fetcher",
+        )
+        .replace(
+            "# Current Working Directory (/home/ana/src/fetcher) Files",
+            "# Current Working Directory (Primary: fetcher) Files",
+        )
+    )
+    messages[1]["text"] = json.dumps(request)
+    (task / "ui_messages.json").write_text(json.dumps(messages))
+    (task / "api_conversation_history.json").unlink()  # the panel's copy of the request is all there is
+
+    imported = import_fixture(tmp_path / "tasks", "cline")
+
+    assert [c.project for c in imported.conversations] == ["/home/ana/src/fetcher"]

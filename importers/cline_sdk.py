@@ -76,9 +76,9 @@ class ClineSdkImporter(AgentLogImporter):
         return sorted(f for f in root.glob(f"*/*{MESSAGES}") if _is_session_file(f))
 
     def context_files(self, session: Path) -> list[Path]:
-        """The session's manifest, and the index of sessions, where its title and folder are read."""
-        candidates = [_manifest(session), session.parent.parent.parent / INDEX]
-        return [file for file in candidates if file.is_file()]
+        """Where the session's title and folder are read: its manifest, else the index of sessions."""
+        candidates = (_manifest(session), session.parent.parent.parent / INDEX)
+        return next(([file] for file in candidates if file.is_file()), [])
 
     def detect(self, path: Path) -> bool:
         if path.is_file():

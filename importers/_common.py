@@ -7,6 +7,7 @@ Sources are written by other programs and change shape between versions, so ever
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import re
@@ -124,12 +125,39 @@ def shorten(text: str, limit: int = 200) -> str:
     return (head[: joint + 1] if joint > 0 else head) + "…"
 
 
+# What an agent adds to the user's message for the model, in tags of its own: the file open in the
+# editor and the lines selected in it (Claude Code's IDE extensions), its reminders and hook output.
+# The user did not type it; it is not what they said.
+_INJECTED = re.compile(
+    r"<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder|user-prompt-submit-hook)>.*?</\1>\s*",
+    re.DOTALL,
+)
+# Reasoning a model writes inline before its answer (DeepSeek-R1, QwQ and the like, through any
+# provider that passes it on): it leads the reply, and when the reply was cut off while the model
+# was thinking, it is all there is.
+_THINKING = re.compile(r"^\s*<think>.*?</think>\s*", re.DOTALL)
+
+
+def without_injected(text: str) -> str:
+    """The user's own words: `text` without the context an agent injected into it."""
+    return _INJECTED.sub("", text).strip() if "<" in text else text
+
+
+def without_reasoning(text: str) -> str:
+    """A reply's answer: `text` without the `<think>…</think>` reasoning that leads it."""
+    if not text.lstrip().startswith("<think>"):
+        return text
+    answer = _THINKING.sub("", text, count=1)
+    return "" if answer.lstrip().startswith("<think>") else answer
+
+
 _TOOL_ARG_KEYS = (
     "command",
     "cmd",
     "pattern",
     "query",
     "file_path",
+    "filePath",
     "target_file",
     "path",
     "url",
@@ -222,12 +250,14 @@ def build_conversation(
     url: str | None = None,
     fallback_time: datetime | None = None,
 ) -> Conversation:
-    """A valid Conversation from loose parts: drops empty turns, makes message ids unique, fills times.
+    """A valid Conversation from loose parts: keeps each speaker's own words (`_own_words`), drops
+    empty turns, makes message ids unique, fills times. A title that is a model's leaked reasoning
+    (`<think> Okay, so I…`) is no title: the first user message gives one.
 
     Raises Unusable("no messages") when no user or assistant text is left.
     """
     check_chat_times(created_at, updated_at)
-    kept = [turn for turn in turns if turn.text.strip()]
+    kept = [turn for turn in map(_own_words, turns) if turn.text.strip()]
     if not any(turn.role in {"user", "assistant"} for turn in kept):
         raise Unusable("no messages")  # tool output or a system prompt alone is not a conversation
     messages: list[Message] = []
@@ -251,7 +281,7 @@ def build_conversation(
     if times and max(times) > updated:
         updated = max(times)
     updated = max(updated, created)
-    title = " ".join(title.split())
+    title = " ".join(without_reasoning(title).split())
     return Conversation(
         id=id,
         source=source,
@@ -262,6 +292,18 @@ def build_conversation(
         url=url or None,
         messages=messages,
     )
+
+
+def _own_words(turn: Turn) -> Turn:
+    """The turn as its speaker said it: a user's words without the context an agent injected into
+    them, a reply without the reasoning that leads it. Every format's turns pass here."""
+    if turn.role == "user":
+        text = without_injected(turn.text)
+    elif turn.role == "assistant":
+        text = without_reasoning(turn.text)
+    else:
+        return turn
+    return turn if text == turn.text else dataclasses.replace(turn, text=text)
 
 
 def title_from(messages: list[Message]) -> str:

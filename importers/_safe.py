@@ -5,6 +5,9 @@
   its chat with that reason in the report, since no one could type it back to read or delete it.
 - Text is cleaned (`storage.safe_text.clean`): no control character, escape sequence or bidi control
   reaches the store; lone surrogates become U+FFFD, and the report says so.
+- A project is spelt one way per folder (`one_project`): agents on Windows record one folder as
+  `c:\\Users\\…`, `C:\\Users\\…`, `c:/Users/…` or `/c:/Users/…` (from a `file://` URI), and each
+  would otherwise be a project of its own.
 
 Which format may replace a stored chat is the store's to decide (`registry.foreign_prefixes`).
 """
@@ -12,6 +15,7 @@ Which format may replace a stored chat is the store's to decide (`registry.forei
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 
 from pydantic import ValidationError
@@ -55,7 +59,7 @@ def safe_conversation(conversation: Conversation, report: ImportReport) -> Conve
             message = dataclasses.replace(message, id=message_id, text=text)
         messages.append(message)
     source, title = _cleaned(conversation.source, report), _cleaned(conversation.title, report)
-    project = _cleaned(conversation.project, report) if conversation.project else None
+    project = one_project(_cleaned(conversation.project, report)) if conversation.project else None
     url = _cleaned(conversation.url, report) if conversation.url else None
     if not changed and (source, title, project, url) == (
         conversation.source,
@@ -78,6 +82,20 @@ def safe_conversation(conversation: Conversation, report: ImportReport) -> Conve
     except ValidationError as exc:  # two message ids made equal by stripping, a source cleaned to nothing
         error = exc.errors()[0]
         raise Unusable(f"{'.'.join(map(str, error['loc'])) or 'chat'}: {error['msg']}") from None
+
+
+_DRIVE = re.compile(r"^/?([A-Za-z]):(?=[\\/]|$)")
+_SEPARATORS = re.compile(r"[\\/]+")
+
+
+def one_project(project: str) -> str:
+    """The one spelling of a project folder: a Windows path with its drive letter upper-cased and
+    backslashes throughout (`C:\\Users\\ana\\shop`); any path without a trailing separator."""
+    drive = _DRIVE.match(project)
+    if drive is None:
+        return project.rstrip("/") or project
+    parts = [part for part in _SEPARATORS.split(project[drive.end() :]) if part]
+    return f"{drive.group(1).upper()}:\\" + "\\".join(parts)
 
 
 def _cleaned(text: str, report: ImportReport) -> str:

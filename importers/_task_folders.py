@@ -6,12 +6,20 @@ per writer, files naming the task's workspace.
 
 A task is read from `ui_messages.json` (`claude_messages.json` before Cline 2), as the panel shows it:
 each message is `{"ts", "type": "say"|"ask", "say"|"ask": kind, "text", ...}`. The task the user typed
-and their later replies are the user; the model's text, its questions (`followup`, `plan_mode_respond`,
-JSON `{"question"|"response", ...}`) and its result (`completion_result`) are the assistant; a tool it
+(the first message, `say: "task"` in early Cline, `say: "text"` since) and their later replies are
+the user; the model's text, its questions (`followup`, `plan_mode_respond`, JSON
+`{"question"|"response", ...}`) and its result (`completion_result`) are the assistant; a tool it
 used (`tool`, `command`, `use_mcp_server`, `browser_action`: JSON or a command line) is one short
 line, its output one tool result. Reasoning, API request bookkeeping, checkpoints, retries and
 status lines are left out; kinds not known here are counted in the report. The title is the task, as
 the history list shows it; the project is the task's workspace folder, as each writer records it.
+
+Which writer wrote a task is told by the extension's folder in its path; a task copied out of it by
+the writer's own marks: Cline's focus chain file (`focus_chain_taskid_<id>.md`), the `cline_version`
+its `task_metadata.json` records, its `task_progress` messages, its early `say: "task"`, and an
+`api_req_started` that records the `request` without the `apiProtocol` Roo Code and Kilo Code add;
+Roo Code's and Kilo Code's `history_item.json` and that `apiProtocol`. All three keep a
+`task_metadata.json`; only Cline's names its version.
 """
 
 from __future__ import annotations
@@ -115,17 +123,18 @@ _SILENT = {
 # Parts of a tool's JSON that are its payload (a file's content, a diff, a screenshot), not what it did.
 _BULKY = {"content", "diff", "screenshot", "logs", "images", "base64", "todos", "result"}
 _ENVIRONMENT_CWD = re.compile(r"# Current (?:Working|Workspace) Directory \(([^)\n]+)\) Files")
+_ROOT = re.compile(r"^- (.+?): (.+?)(?: \([^()]*\))?$", re.MULTILINE)
 _HISTORY_HEAD = 262144  # the first request, which names the workspace, is at the start of the model's history
 
 
 class TaskFolderImporter(AgentLogImporter):
     """One writer of task folders: its format name, the folder names it keeps its global storage
-    under (one per editor and publisher spelling), whether its first message is `say: "task"` (Cline)
-    or `say: "text"` (Roo Code and its forks), and where it records a task's workspace."""
+    under (one per editor and publisher spelling), whether it is Cline or one of Roo Code's line
+    (told apart by their marks outside the extension's folder), and where it records a task's workspace."""
 
     name: ClassVar[str]
     extension_ids: ClassVar[tuple[str, ...]]
-    task_say: ClassVar[str] = "task"
+    cline_line: ClassVar[bool] = True  # Cline itself; Roo Code and its forks say False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -165,8 +174,7 @@ class TaskFolderImporter(AgentLogImporter):
         owners = {ext for ids in _EXTENSIONS.values() for ext in ids if ext in parts}
         if owners:
             return bool(owners & set(self.extension_ids))
-        first = re.search(r'"say"\s*:\s*"(task|text)"', read_head(messages, 4096))
-        return first is not None and first.group(1) == self.task_say
+        return _written_by_cline(messages) == self.cline_line
 
     def _convert(self, file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
         messages = _load_messages(file, report)
@@ -189,10 +197,11 @@ class TaskFolderImporter(AgentLogImporter):
         when = parse_time(message.get("ts"))
         key = as_id(message.get("ts"))  # its time, unique within the task: ids survive a deleted message
         role: Role
-        if kind == "say" and (what == "user_feedback" or (what == self.task_say and number == 0) or what == "task"):
+        if kind == "say" and (what in {"user_feedback", "task"} or (what == "text" and number == 0)):
             role, text = "user", _with_attachments(text, message)
         elif (kind == "say" and what in _ASSISTANT_SAYS) or (kind == "ask" and what in _ASSISTANT_ASKS):
-            role, text = "assistant", _spoken(text)
+            # Cline marks a result whose changes can be reviewed by appending a flag to its text.
+            role, text = "assistant", _spoken(text).removesuffix(_CHANGES_FLAG)
         elif what in _TOOL_CALLS:
             role, text = "assistant", _tool_line(what, text)
         elif what in _TOOL_RESULTS:
@@ -204,7 +213,27 @@ class TaskFolderImporter(AgentLogImporter):
         return Turn(key, role, text, when) if text.strip() else None
 
 
+_CHANGES_FLAG = "HAS_CHANGES"
 _EXTENSIONS: dict[str, tuple[str, ...]] = {}  # format name → its extension's storage folders
+
+
+_CLINE_MARKS = re.compile(r'"say"\s*:\s*"(?:task|task_progress)"')
+_ROO_MARKS = re.compile(r'\\"apiProtocol\\"')
+_REQUEST = re.compile(r'"say"\s*:\s*"api_req_started"\s*,\s*"text"\s*:\s*"\{\\"request\\"')
+
+
+def _written_by_cline(messages: Path) -> bool:
+    """Whether a task folder found outside any extension's folder is Cline's (else Roo Code's line):
+    by the marks each writer leaves, in the task folder and the head of its messages."""
+    task = messages.parent
+    if any(task.glob("focus_chain_taskid_*.md")) or '"cline_version"' in read_head(task / "task_metadata.json", 65536):
+        return True
+    if (task / "history_item.json").is_file():
+        return False
+    head = read_head(messages, 65536)
+    if _ROO_MARKS.search(head):
+        return False
+    return bool(_CLINE_MARKS.search(head) or _REQUEST.search(head))
 
 
 def _messages(task: Path) -> str:
@@ -298,11 +327,18 @@ def first_request(messages: list[dict[str, Any]]) -> str:
 
 
 def workspace_in_environment(text: str) -> str:
-    """The workspace folder the writer names in the environment details it sends the model."""
+    """The workspace folder the writer names in the environment details it sends the model; with
+    several folders open (Cline's multi-root workspaces) the primary one, named in `# Workspace
+    Roots` as `- <name>: <path> (<vcs>)`."""
     found = _ENVIRONMENT_CWD.search(text)
-    if found is None or found.group(1).startswith("Primary:"):
+    if found is None:
         return ""
-    return found.group(1).strip()
+    named = found.group(1).strip()
+    if not named.startswith("Primary:"):
+        return named
+    primary = named.removeprefix("Primary:").strip()
+    roots = text[: found.start()].rpartition("# Workspace Roots")[2].replace("\\n", "\n")
+    return next((path for name, path in _ROOT.findall(roots) if name == primary), "")
 
 
 def workspace_in_history(session: Path) -> str:

@@ -20,7 +20,10 @@ Two things aider writes look like something else (aider 0.86, `aider/io.py`, `ba
   `#### Add file to the chat? (Y)es/(N)o/… [Yes]: skip`, then again as aider's own `> ` line; it is
   not the user, and only aider's line is kept;
 - a reasoning model's thinking is written into the reply between `<thinking-content-…>` tags (or the
-  model's own `<think>` tags); it is not the answer and is left out, as aider leaves it out of the chat.
+  model's own `<think>` tags); it is not the answer and is left out, as aider leaves it out of the chat;
+- in architect mode (`aider/coders/architect_coder.py`) the architect's answer is handed to the
+  editor model as its prompt, which is logged as `#### ` lines like a typed one, right after the
+  answer (and the "Edit the files?" confirmation); it is the same words, not the user's, and is left out.
 """
 
 from __future__ import annotations
@@ -171,7 +174,23 @@ def parse_session(body: str, *, legacy: bool = False) -> list[Turn]:
             fenced = not fenced
         block.append(line)
     flush()
-    return turns
+    return _without_handoffs(turns)
+
+
+def _without_handoffs(turns: list[Turn]) -> list[Turn]:
+    """The turns without the architect's hand-offs: in architect mode aider gives the architect's
+    answer to the editor model as its prompt and logs it as the user's (`#### ` lines) right after
+    the answer itself; the user typed none of it."""
+    kept: list[Turn] = []
+    answer = ""
+    for turn in turns:
+        words = " ".join(_REASONING.sub("", turn.text).split())
+        if turn.role == "user" and answer and words == answer:
+            continue
+        if turn.role in {"user", "assistant"}:
+            answer = words if turn.role == "assistant" else ""
+        kept.append(turn)
+    return kept
 
 
 def _line_kind(line: str, strict: bool, in_fence: bool) -> Role | None:

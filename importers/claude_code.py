@@ -11,6 +11,10 @@ A slash command is logged as markup (`<command-message>init is analyzing…</com
 <command-name>/init</command-name> <command-args>…</command-args>`); it is the user's `/init …`, as
 Claude Code's transcript shows it. A local command's output (`<local-command-stdout>`) and bash
 mode's (`<bash-stdout>`) are tool results; bash mode's input (`<bash-input>`) is the user's `! …`.
+What Claude Code adds to a prompt for the model (the IDE extensions' `<ide_opened_file>` and
+`<ide_selection>`, `<system-reminder>`, hook output) is not the user's: `build_conversation` leaves it out.
+Nor is the marker Claude Code writes as a user message when the user stops it (`[Request interrupted
+by user]`, `… for tool use]`).
 
 Titles, as Claude Code's session list shows them: the user's `custom-title`, else the `ai-title`,
 else a `summary` record naming one of the session's messages (`leafUuid`). Claude Code writes those
@@ -80,6 +84,8 @@ _BOOKKEEPING = {
     "relocated",
 }
 _NOTIFICATIONS = ("<task-notification>", "[SYSTEM NOTIFICATION")
+# What Claude Code writes as the user's message when they stop a reply or a tool: a marker, not words.
+_INTERRUPTS = {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
 _COMMAND_PART = re.compile(r"<command-(name|message|args)>(.*?)</command-\1>", re.DOTALL)
 _OUTPUT = re.compile(r"<(local-command-stdout|local-command-stderr|bash-stdout|bash-stderr)>(.*?)</\1>", re.DOTALL)
 _BASH_INPUT = re.compile(r"^\s*<bash-input>(.*?)</bash-input>\s*$", re.DOTALL)
@@ -355,14 +361,15 @@ def _assistant_text(content: object, unknown: UnknownCounts) -> str:
 def _user_parts(content: object, unknown: UnknownCounts) -> tuple[str, str]:
     """(what the user wrote, the tool results this record carries back)."""
     if isinstance(content, str):
-        return content, ""
+        return ("" if content.strip() in _INTERRUPTS else content), ""
     texts: list[str] = []
     results: list[str] = []
     for block in as_list(content):
         block = as_dict(block)
         kind = as_str(block.get("type"))
         if kind == "text":
-            texts.append(as_str(block.get("text")))
+            text = as_str(block.get("text"))
+            texts.append("" if text.strip() in _INTERRUPTS else text)
         elif kind == "tool_result":
             error = block.get("is_error") is True
             results.append(summarise_tool_result(result_text(block.get("content")), error=error))

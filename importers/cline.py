@@ -6,7 +6,8 @@ for the other hosts. How a task folder is read: `importers._task_folders`.
 The task's workspace is the history list's `cwdOnTaskInitialization` (Cline 3.x, in
 `<storage>/state/taskHistory.json`), else its `shadowGitConfigWorkTree` (the folder checkpoints track),
 else the `# Current Working Directory (…)` the first request told the model, which the panel's
-`api_req_started` message repeats.
+`api_req_started` message repeats and `api_conversation_history.json` keeps (a task copied out of
+the extension's folder has only these).
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from importers._common import as_dict, as_list, as_str, env_folder, expand_home
-from importers._task_folders import TaskFolderImporter, first_request, read_json, workspace_in_environment
+from importers._task_folders import (
+    TaskFolderImporter,
+    first_request,
+    read_json,
+    workspace_in_environment,
+    workspace_in_history,
+)
 
 HISTORY = Path("state") / "taskHistory.json"
 
@@ -31,7 +38,6 @@ def data_folder(env: Mapping[str, str], home: Path) -> Path:
 class ClineImporter(TaskFolderImporter):
     name = "cline"
     extension_ids = ("saoudrizwan.claude-dev",)
-    task_say = "task"
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [*super().default_locations(env, home), data_folder(env, home) / "tasks"]
@@ -48,4 +54,4 @@ class ClineImporter(TaskFolderImporter):
                 folder = as_str(item.get("cwdOnTaskInitialization")) or as_str(item.get("shadowGitConfigWorkTree"))
                 if folder:
                     return folder
-        return workspace_in_environment(first_request(messages)) or None
+        return workspace_in_environment(first_request(messages)) or workspace_in_history(session) or None

@@ -3,8 +3,10 @@
 Current files wrap every line as `{timestamp, type, payload}`; early ones had a bare metadata first
 line and bare response items. Messages come from `response_item`s of type `message` only
 (`event_msg` repeats them). Developer/system messages and the context Codex injects as user
-messages (`<environment_context>`, `<user_instructions>`, AGENTS.md) are left out; reasoning is
-skipped; tool calls and their output become one short line each.
+messages (`<environment_context>`, `<user_instructions>`, AGENTS.md) are left out, and so is the
+wrapper the IDE extension and the desktop app put around a request (the editor's open files, the
+files mentioned, a prior conversation handed off as JSON): the user's text is the request itself.
+Reasoning is skipped; tool calls and their output become one short line each.
 """
 
 from __future__ import annotations
@@ -145,7 +147,7 @@ def _turn(
                 if cwd and not meta.get("cwd"):
                     meta["cwd"] = cwd.group(1)  # early rollouts name the cwd only here
                 return None
-            return Turn(key, "user", text, when)
+            return Turn(key, "user", _request(text), when)
         if role == "assistant":
             return Turn(key, "assistant", text, when)
         return None  # developer and system messages are Codex's own instructions
@@ -180,6 +182,18 @@ def _shown_output(text: str) -> str:
     if not isinstance(code, int) or isinstance(code, bool):
         return output
     return f"{output.rstrip()} ({'succeeded' if code == 0 else 'failed'}, exit code {code})"
+
+
+def _request(text: str) -> str:
+    """What the user asked, out of the wrapper Codex's IDE extension and desktop app put around it
+    (`# Context from my IDE setup:`, `# Files mentioned by the user:`, `## Prior conversation with
+    Codex:` and its JSON): the text after the last `## My request for Codex:`."""
+    if not text.startswith("#") or _REQUEST_MARK not in text:
+        return text
+    return text.rsplit(_REQUEST_MARK, 1)[1].strip()
+
+
+_REQUEST_MARK = "## My request for Codex:"
 
 
 def _content_texts(content: object) -> Iterator[str]:

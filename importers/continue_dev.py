@@ -8,7 +8,8 @@ User and assistant messages are the conversation (content is text or a list of t
 parts); `thinking` messages are the model's reasoning and are left out, as are the files and
 snippets attached as context (`contextItems`); tool calls become one short line, `tool` messages
 their output. Messages carry no times: the chat is dated by `sessions.json`'s `dateCreated`, the
-one date Continue shows (the file's last change when the session is not listed). Sessions from
+one date Continue shows (the file's last change when the session is not listed); a listed session
+whose file is gone is named in the report. Sessions from
 before Continue 0.8 (a `timeline`, listed with `session_id`) are not read: Continue no longer
 shows them either.
 """
@@ -79,7 +80,17 @@ class ContinueImporter(AgentLogImporter):
             return _convert(file, index, report, unknown)
 
         yield from convert_each(path, files, report, convert, "session")
+        if path.is_dir():
+            _note_missing(files[0].parent, {file.stem for file in files}, report)
         note_unknown(report, unknown)
+
+
+def _note_missing(folder: Path, present: set[str], report: ImportReport) -> None:
+    """Say which sessions `sessions.json` lists whose files are gone: nothing is silently missing."""
+    missing = sorted(set(_index(folder / INDEX)) - present)
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        report.note(f"{INDEX} lists {len(missing)} session(s) whose file is missing, not imported: {shown}")
 
 
 def _looks_like_session(path: Path) -> bool:

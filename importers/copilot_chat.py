@@ -260,6 +260,7 @@ def _response_text(parts: object, unknown: UnknownCounts) -> str:
         return parts
     chunks: list[str] = []
     text = ""
+    after_edit = False
     for part in as_list(parts):
         part = as_dict(part)
         kind = as_str(part.get("kind"))
@@ -270,13 +271,30 @@ def _response_text(parts: object, unknown: UnknownCounts) -> str:
         elif kind == "inlineReference":
             text += f"`{_reference_name(part)}`"
         elif kind == "toolInvocationSerialized" or kind in _EDITS:
-            chunks.append(text)
+            chunks.append(_without_edit_fences(text, after_edit, kind in _EDITS))
             text = ""
             chunks.append(_tool_line(kind, part))
+            after_edit = kind in _EDITS
         elif kind not in _SILENT_PARTS:
             count_unknown(unknown, kind, "response parts", "kind")
-    chunks.append(text)
+    chunks.append(_without_edit_fences(text, after_edit, False))
     return "\n\n".join(chunk.strip() for chunk in chunks if chunk.strip())
+
+
+def _without_edit_fences(text: str, after_edit: bool, before_edit: bool) -> str:
+    """The text around an edit without the code fence the edit's block was written in: Copilot
+    opens a fence, puts the edit (a file and its changes, shown as one line here) inside and closes
+    it, which would leave an empty fence on either side."""
+    if before_edit and len(_FENCE.findall(text)) % 2:
+        text = _OPEN_AT_END.sub("", text)
+    if after_edit and len(_FENCE.findall(text)) % 2:
+        text = _CLOSE_AT_START.sub("", text, count=1)
+    return text
+
+
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
+_OPEN_AT_END = re.compile(r"(?:^|\n)[ \t]*(?:```|~~~)[^\n]*\s*$")
+_CLOSE_AT_START = re.compile(r"^\s*(?:```|~~~)[ \t]*(?:\n|$)")
 
 
 def _reference_name(part: dict[str, Any]) -> str:

@@ -6,13 +6,15 @@ data folder, in `projects.json` in its global data folder: `$CRUSH_GLOBAL_DATA`,
 Tables `sessions` (title, times in Unix seconds, `parent_session_id` for a sub-agent's task) and
 `messages` (role, `parts`: a JSON list of `{type, data}`). User and assistant text is the
 conversation; reasoning and finish markers are left out; tool calls become one short line and the
-`tool` messages' results another; a `!command` the user ran is kept as its command and output. The
+`tool` messages' results another; a `!command` the user ran is kept as its command and output; a
+long paste, which Crush attaches as a text file (`paste_1.txt`), is the user's words. The
 session Crush makes to generate a title (`title-<session id>`) is not a conversation. The project
 is the folder holding `.crush`, or the one `projects.json` names for the data folder.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import sys
@@ -167,6 +169,8 @@ def _turns(message_id: object, role: object, parts: object, created: object, *, 
         elif part_type == "tool_result":
             text = summarise_tool_result(as_str(data.get("content")), error=bool(data.get("is_error")))
             turns.append(Turn(f"{key}:{number}", "tool", text, when))
+        elif part_type == "binary" and as_str(data.get("MIMEType")).startswith("text/"):
+            lines.append(_pasted(data))
         elif part_type in {"image_url", "binary"}:
             lines.append(f"[file {as_str(data.get('Path')) or as_str(data.get('url'))[:80] or 'attached'}]")
         elif part_type == "shell_command":
@@ -177,6 +181,18 @@ def _turns(message_id: object, role: object, parts: object, created: object, *, 
     text = "\n\n".join(line for line in lines if line.strip())
     own = [Turn(key, _ROLES[kind] if kind != "tool" else "tool", text, when)] if text.strip() else []
     return own + turns
+
+
+def _pasted(data: dict[str, Any]) -> str:
+    """A text attachment's words: Crush keeps a long paste (`paste_1.txt`) as a `text/plain` binary
+    part, its bytes base64-encoded in `Data`; what the user pasted is what they said."""
+    try:
+        return base64.b64decode(as_str(data.get("Data"))[:_PASTE_LIMIT], validate=False).decode("utf-8", "replace")
+    except ValueError:
+        return f"[file {as_str(data.get('Path')) or 'attached'}]"
+
+
+_PASTE_LIMIT = 4 * 1024 * 1024  # base64 characters: a paste is text a person wrote, never this long
 
 
 def _shell_output(data: dict[str, Any]) -> str:

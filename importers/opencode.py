@@ -7,16 +7,18 @@
   each, `session/<project id>/<session id>.json`, `message/<session id>/<message id>.json`,
   `part/<message id>/<part id>.json`.
 
-A session's title, times and directory are the session's own; messages and their parts sort by id
-(OpenCode's ids are time-ordered). Text the user typed and the assistant's text are the
-conversation; text OpenCode adds itself (`synthetic`, such as a file pulled in with @) and reasoning
-are left out; each tool call becomes one short line, its output another. Both stores give a session
-the same id, so a session found in both is one chat.
+A session's title (unless it is still the default `New session - <time>`), times and directory
+are the session's own; messages and their parts sort by id (OpenCode's ids are time-ordered). Text
+the user typed and the assistant's text are the conversation; text OpenCode adds itself
+(`synthetic`, such as a file pulled in with @) and reasoning are left out; each tool call becomes one
+short line, its output another. Both stores give a session the same id, so a session found in both
+is one chat.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
@@ -48,6 +50,8 @@ from storage.models import Conversation, Role
 # Parts that are bookkeeping for OpenCode itself: steps, file snapshots, retries, compaction markers.
 _SILENT_PARTS = {"reasoning", "step-start", "step-finish", "snapshot", "patch", "retry", "compaction", "agent"}
 _TABLES = {"session", "message", "part"}
+# The title a session has until OpenCode (or Kilo) names it: not a title, so the first prompt gives one.
+_DEFAULT_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
 def data_folder(env: Mapping[str, str], home: Path) -> Path:
@@ -56,34 +60,36 @@ def data_folder(env: Mapping[str, str], home: Path) -> Path:
 
 
 class OpenCodeImporter(AgentLogImporter):
-    """OpenCode 1.2 and later: the `opencode.db` SQLite database."""
+    """OpenCode 1.2 and later: the `opencode.db` SQLite database (`opencode-<channel>.db` for a
+    preview channel's). Agents built on OpenCode keep the same database under their own names."""
 
     name = "opencode"
     database = True
+    app = "opencode"  # the folder under the data folder, and the database's name
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [data_folder(env, home)]
+        return [env_folder(env, "XDG_DATA_HOME", home, ".local", "share") / self.app]
 
     def session_files(self, folder: Path) -> list[Path]:
-        return sorted(f for f in folder.glob("opencode*.db") if f.is_file())
+        return sorted(f for f in folder.glob(f"{self.app}*.db") if f.is_file())
 
     def detect(self, path: Path) -> bool:
         if path.is_file():
-            return path.name.startswith("opencode") and path.suffix == ".db" and is_sqlite(path)
+            return path.name.startswith(self.app) and path.suffix == ".db" and is_sqlite(path)
         return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
         report.format = self.name
         databases = [path] if path.is_file() else self.session_files(path)
         if not databases:
-            raise SourceError(f"no OpenCode database (opencode.db) in {path}")
+            raise SourceError(f"no {self.name} database ({self.app}.db) in {path}")
         unknown: UnknownCounts = {}
         yield from read_databases(
             databases,
             report,
             _TABLES,
             "an OpenCode database",
-            lambda _, where, connection: _read_database(connection, where, report, unknown),
+            lambda _, where, connection: _read_database(connection, where, report, unknown, self.name),
         )
         note_unknown(report, unknown)
 
@@ -138,7 +144,7 @@ def _looks_like_session_file(path: Path) -> bool:
 
 
 def _read_database(
-    connection: sqlite3.Connection, where: str, report: ImportReport, unknown: UnknownCounts
+    connection: sqlite3.Connection, where: str, report: ImportReport, unknown: UnknownCounts, source: str
 ) -> Iterator[Conversation]:
     sessions = connection.execute(
         "SELECT id, title, directory, time_created, time_updated FROM session ORDER BY time_created, id"
@@ -162,7 +168,7 @@ def _read_database(
             ({**as_dict(json_value(data)), "id": message_id}, parts.get(message_id, [])) for message_id, data in rows
         ]
         try:
-            yield _conversation(info, messages, report, unknown)
+            yield _conversation(info, messages, report, unknown, source)
         except Unusable as exc:
             report.skip(f"{where}, session {session_id}", str(exc))
         except RECORD_ERRORS as exc:
@@ -197,7 +203,8 @@ def _convert_files(file: Path, report: ImportReport, unknown: UnknownCounts) -> 
         messages.append((message, parts))
     if broken:
         report.note(f"{file.stem}: {broken} unreadable message file(s) skipped")
-    return _conversation({**info, "id": info.get("id") or file.stem}, messages, report, unknown, file_time(file))
+    conversation_id = info.get("id") or file.stem
+    return _conversation({**info, "id": conversation_id}, messages, report, unknown, "opencode", file_time(file))
 
 
 # --- one session ----------------------------------------------------------------------------------
@@ -208,6 +215,7 @@ def _conversation(
     messages: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]],
     report: ImportReport,
     unknown: UnknownCounts,
+    source: str,
     fallback: datetime | None = None,
 ) -> Conversation:
     session_id = as_id(info.get("id"))
@@ -218,11 +226,11 @@ def _conversation(
         turns.extend(_turns(message, parts, unknown))
     times = as_dict(info.get("time"))
     return build_conversation(
-        id=f"opencode:{session_id}",
-        source="opencode",
+        id=f"{source}:{session_id}",
+        source=source,
         turns=turns,
         report=report,
-        title=as_str(info.get("title")),
+        title="" if _DEFAULT_TITLE.match(as_str(info.get("title"))) else as_str(info.get("title")),
         created_at=parse_time(times.get("created")),
         updated_at=parse_time(times.get("updated")),
         project=as_str(info.get("directory")) or None,

@@ -8,6 +8,9 @@ the conversation is the chain of parents from the last record back to the first,
 `user` and `assistant` records are the conversation, `tool_result` records the tools' output;
 `system` records are bookkeeping, except `custom_title` (the title `/rename` or Qwen Code's own
 titling gave the session, the last one winning, as in its session list). Thoughts are left out.
+A message with an `@path` carries the files it pulled in as more parts (from `--- Content from
+referenced files ---` on); the user typed only what comes before them, which the `at_command`
+record written just before the message also keeps (`userText`, in newer versions).
 """
 
 from __future__ import annotations
@@ -122,11 +125,15 @@ def _chain(file: Path, report: ImportReport) -> tuple[list[dict[str, Any]], dict
 def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
     chain, first, title = _chain(file, report)
     turns: list[Turn] = []
+    typed = ""  # what the user typed with an @path, as the `at_command` record before their message keeps it
     for record in chain:
         kind, key, when = as_str(record.get("type")), as_id(record.get("uuid")), parse_time(record.get("timestamp"))
         parts = [as_dict(part) for part in as_list(as_dict(record.get("message")).get("parts"))]
-        if kind == "user":
-            turns.append(Turn(key, "user", _text(parts), when))
+        if kind == "system" and as_str(record.get("subtype")) == "at_command":
+            typed = as_str(as_dict(record.get("systemPayload")).get("userText"))
+        elif kind == "user":
+            turns.append(Turn(key, "user", typed.strip() or _typed_text(parts), when))
+            typed = ""
         elif kind == "assistant":
             calls = [as_dict(p.get("functionCall")) for p in parts if isinstance(p.get("functionCall"), dict)]
             lines = [_text(parts), *(summarise_tool_call(as_str(c.get("name")), c.get("args")) for c in calls)]
@@ -152,6 +159,21 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
 def _text(parts: list[dict[str, Any]]) -> str:
     """The text parts, thoughts left out."""
     return "".join(as_str(part.get("text")) for part in parts if not part.get("thought"))
+
+
+def _typed_text(parts: list[dict[str, Any]]) -> str:
+    """A user message's text without what an @path pulled in after it: the parts from the
+    `--- Content from referenced files ---` marker (or a folder's `Showing up to N items` listing) on."""
+    typed: list[dict[str, Any]] = []
+    for part in parts:
+        text = as_str(part.get("text")).lstrip()
+        if typed and text.startswith(_REFERENCED):
+            break
+        typed.append(part)
+    return _text(typed).split(_REFERENCED[0], 1)[0].rstrip()
+
+
+_REFERENCED = ("--- Content from referenced files ---", "Showing up to ")
 
 
 def _results(key: str, parts: list[dict[str, Any]], result: dict[str, Any], when: Any) -> list[Turn]:

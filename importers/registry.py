@@ -13,20 +13,24 @@ from pathlib import Path
 from importers._common import has_opt_out
 from importers._files import not_regular_reason
 from importers._safe import safe_conversations
+from importers._task_folders import TaskFolderImporter
 from importers.aider import AiderImporter
 from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
 from importers.claude import ClaudeImporter
 from importers.claude_code import ClaudeCodeImporter
 from importers.cline import ClineImporter
+from importers.cline_sdk import ClineSdkImporter
 from importers.codex import CodexImporter
 from importers.continue_dev import ContinueImporter
 from importers.copilot_chat import CopilotChatImporter
+from importers.copilot_cli import CopilotCliImporter
 from importers.crush import CrushImporter
 from importers.cursor import CursorImporter
 from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
+from importers.kilo import KiloImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.plain import PlainImporter
@@ -54,12 +58,15 @@ AGENT_LOGS: list[AgentLogImporter] = [
     # Before Claude Code: Qwen Code's records would pass Claude Code's looser test.
     OpenCodeImporter(),
     OpenCodeFilesImporter(),
+    KiloImporter(),
     QwenCodeImporter(),
     ContinueImporter(),
     CrushImporter(),
     GooseImporter(),
     GooseFilesImporter(),
     ZedImporter(),
+    CopilotCliImporter(),
+    ClineSdkImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),
@@ -125,11 +132,13 @@ def choose(path: Path, format: str | None = None) -> Importer:
     _require_source(path)
     if importer.detect(path):
         return importer
-    looks = next((other.name for other in IMPORTERS if other is not importer and other.detect(path)), None)
-    if looks is None:
+    other = next((other for other in IMPORTERS if other is not importer and other.detect(path)), None)
+    if other is None or (isinstance(importer, TaskFolderImporter) and isinstance(other, TaskFolderImporter)):
         # Detection reads only a file's first bytes; when no format claims them (a broken first
-        # record), the format the user named reads the file and reports what it cannot.
+        # record), the format the user named reads the file and reports what it cannot. Cline and
+        # its forks write one layout, and the marks that tell them apart are a guess the user overrules.
         return importer
+    looks = other.name
     raise SourceError(
         f"{path} does not look like a {format} source; it looks like {looks} (use --format {looks}, "
         "or leave --format out to detect it)"

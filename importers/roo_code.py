@@ -21,7 +21,7 @@ HISTORY_ITEM = "history_item.json"
 class RooCodeImporter(TaskFolderImporter):
     name = "roo-code"
     extension_ids = ("rooveterinaryinc.roo-cline",)
-    task_say = "text"
+    cline_line = False
 
     def context_files(self, session: Path) -> list[Path]:
         return workspace_files(session)

@@ -319,6 +319,63 @@ def opencode() -> tuple[str, Writer, Neighbour]:
     return "opencode.db", good, hostile
 
 
+def kilo() -> tuple[str, Writer, Neighbour]:
+    """Kilo 7: `kilo.db`, OpenCode's database under Kilo's name; the neighbour is a copy of a session
+    under ids of its own, one of whose rows holds hostile JSON."""
+    seed = IMPORTERS / "kilo/shapes-7.6/kilo.db"
+    session = "ses_3a1f0c2e9ffeAbCdEfGhIjKlMn"
+
+    def renamed(value: object) -> object:
+        return value.replace("_c5e0f3d1", "_fa11f3d1").replace(session, "ses_fa11") if isinstance(value, str) else value
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        connection = sqlite3.connect(folder / "kilo.db")
+        connection.row_factory = sqlite3.Row
+        with connection:
+            for table, where in (("session", "id"), ("message", "session_id"), ("part", "session_id")):
+                for row in connection.execute(f"SELECT * FROM {table} WHERE {where} = ?", (session,)).fetchall():
+                    names = row.keys()
+                    values = [
+                        renamed(row[name]) if name in {"id", "session_id", "message_id"} else row[name]
+                        for name in names
+                    ]
+                    connection.execute(
+                        f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", values
+                    )
+            rows = connection.execute(
+                "SELECT 'message', id, data FROM message WHERE session_id = 'ses_fa11' "
+                "UNION ALL SELECT 'part', id, data FROM part WHERE session_id = 'ses_fa11' ORDER BY 1, 2"
+            ).fetchall()
+            for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+                table, row_id, text = data.draw(st.sampled_from(rows), label="row")
+                connection.execute(
+                    f"UPDATE {table} SET data = ? WHERE id = ?",
+                    (hostile_json_text(text, data).encode("utf-8", "surrogatepass"), row_id),
+                )
+        connection.close()
+
+    return "kilo.db", lambda folder: shutil.copy(seed, folder / "kilo.db"), hostile
+
+
+def cline_sdk() -> tuple[str, Writer, Neighbour]:
+    """Cline's SDK: a folder per session holding its messages; the neighbour is one more session."""
+    seed = IMPORTERS / "cline-sdk/shapes/data/sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json"
+    raw = seed.read_text(encoding="utf-8")
+
+    def good(folder: Path) -> None:
+        target = folder / "sessions" / "1784094124598_rruoq" / seed.name
+        target.parent.mkdir(parents=True)
+        target.write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        target = folder / "sessions" / "1784094124598_fa11" / "1784094124598_fa11.messages.json"
+        target.parent.mkdir()
+        text = raw.replace("1784094124598_rruoq", "1784094124598_fa11").replace("msg_mr9s", "msg_fa11")
+        target.write_bytes(hostile_json_text(text, data).encode("utf-8", "surrogatepass"))
+
+    return "sessions", good, hostile
+
+
 def _one(pattern: str) -> Path:
     return next(IMPORTERS.glob(pattern))
 
@@ -361,6 +418,7 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
     ),
     "opencode": opencode,
     "opencode-files": opencode_files,
+    "kilo": kilo,
     "qwen-code": lambda: session_files(
         _one("qwen-code/real-0.15/projects/*/chats/7c67c8af-*.jsonl"),
         "projects/-home-a/chats/7c67c8af-d544-4d32-8085-4c32662f0b74.jsonl",
@@ -379,6 +437,12 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         IMPORTERS / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl", "20250310_100000.jsonl"
     ),
     "zed": zed,
+    "copilot-cli": lambda: session_files(
+        _one("copilot-cli/shapes-1.0/session-state/2f8d9c41-*/events.jsonl"),
+        "session-state/2f8d9c41-7a3e-4b6d-9e1f-0c2b3a4d5e6f/events.jsonl",
+        "../fa11fa11-7a3e-4b6d-9e1f-0c2b3a4d5e6f.jsonl",
+    ),
+    "cline-sdk": cline_sdk,
 }
 
 

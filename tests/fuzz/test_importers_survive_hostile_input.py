@@ -73,11 +73,20 @@ SEEDS: dict[str, tuple[Path, str]] = {
         "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
     ),
     "goose-files": (IMPORTER_FIXTURES / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl"),
+    "copilot-cli": (
+        next((IMPORTER_FIXTURES / "copilot-cli/shapes-1.0").rglob("events.jsonl")),
+        "session-state/2f8d9c41/events.jsonl",
+    ),
+    "cline-sdk": (
+        next((IMPORTER_FIXTURES / "cline-sdk/shapes/data/sessions").rglob("1784094124598_rruoq.messages.json")),
+        "sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json",
+    ),
 }
-# Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
-# above as `opencode-files`) and converts them with the same code, and so does Goose's (`goose-files`);
+# Cursor's databases are fuzzed below; OpenCode's database (and Kilo's, the same database under
+# another name) holds the records its files hold (fuzzed above as `opencode-files`) and converts them
+# with the same code, and so does Goose's (`goose-files`);
 # Crush's and Zed's broken rows are in their fixtures (tests/importers/test_crush.py, test_zed.py).
-FORMATS = [*SEEDS, "cursor", "opencode", "crush", "goose", "zed"]
+FORMATS = [*SEEDS, "cursor", "opencode", "kilo", "crush", "goose", "zed"]
 RUNS = settings(
     max_examples=8,
     deadline=None,

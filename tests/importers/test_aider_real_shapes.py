@@ -102,3 +102,16 @@ def test_aider_import_summary_names_both_sessions(variant: str, fixtures: Path, 
 
     assert "2 new" in imported.summary
     assert "skipped" in imported.summary  # the counts line always names skips, here none
+
+
+def test_aider_architect_hand_offs_to_the_editor_are_not_the_users_turns(fixtures: Path, import_fixture) -> None:
+    # Aider 0.86.2 in architect mode logs the architect's answer again as the editor model's prompt.
+    imported = import_fixture(fixtures / "aider-architect" / HISTORY_FILE, importer=IMPORTER)
+
+    [chat] = imported.conversations
+    assert [m.text for m in chat.messages if m.role == "user"] == [
+        "/add fetch.py",
+        "make retries back off exponentially",
+        "and log each retry",
+    ]
+    assert [m.role for m in chat.messages].count("assistant") == 4  # each answer, and each edit

@@ -67,3 +67,24 @@ def test_claude_code_unknown_record_types_are_reported_and_bookkeeping_is_not(fi
     assert "note: ignored 1 record of unknown type 'future-kind'" in summary
     for bookkeeping in ("progress", "file-history-snapshot", "last-prompt", "system", "attachment"):
         assert f"type '{bookkeeping}'" not in summary
+
+
+def test_claude_code_keeps_the_ides_context_out_of_the_users_words_and_one_windows_folder_is_one_project(
+    fixtures: Path, import_fixture
+) -> None:
+    # VS Code's extension adds the open file and the selection to a prompt as tagged text blocks;
+    # the CLI recorded the same folder as `c:\…` in one session and `C:\…` in the next; the user
+    # stopped a tool (Claude Code logs a marker as their message) and said what to do instead.
+    imported = import_fixture(fixtures / "claude-code-windows")
+
+    prompts = {c.title: [m.text for m in c.messages if m.role == "user"] for c in imported.conversations}
+    assert prompts == {
+        "why is the cart total off by a cent?": ["why is the cart total off by a cent?"],
+        "rewrite this reduce without the per-line rounding": [
+            "rewrite this reduce without the per-line rounding",
+            "keep the rounding per line, the tax office wants it",  # after a stop, which is no words of theirs
+        ],
+    }
+    assert {c.project for c in imported.conversations} == {"C:\\Users\\ana\\src\\shop"}
+    assert imported.found("opened") == []
+    assert imported.found("selected") == []

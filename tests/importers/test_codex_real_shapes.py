@@ -41,3 +41,19 @@ def test_codex_older_rollouts_import_as_before(fixtures: Path, import_fixture) -
     assert len(imported.conversations) == 2
     assert {c.project for c in imported.conversations} == {"/home/ana/src/legacy", "/home/ana/src/api"}
     assert all(c.created_at.year == 2025 for c in imported.conversations)
+
+
+def test_codex_desktop_wrappers_give_the_request_as_the_users_words(fixtures: Path, import_fixture) -> None:
+    # A hand-off from another Codex conversation, the IDE's open tabs, files mentioned: the user's
+    # words are the request after "## My request for Codex:", and the hand-off's JSON is no title.
+    imported = import_fixture(fixtures / "codex-desktop")
+
+    [chat] = imported.conversations
+    assert chat.title == "implement the CSV export we planned"
+    assert [m.text for m in chat.messages if m.role == "user"] == [
+        "implement the CSV export we planned",
+        "add a header row",
+        "compare with this file",
+    ]
+    assert chat.project == "C:\\Users\\ana\\src\\ledger"
+    assert imported.found("commas") == []  # the earlier conversation handed off is not this one

@@ -62,3 +62,23 @@ def test_continue_is_found_in_its_global_dir(tmp_path: Path, fixtures: Path) -> 
     ]
     assert importer.context_files(session) == [fixtures / SHAPES / "sessions.json"]
     assert len(importer.session_files(fixtures / SHAPES)) == 4
+
+
+def test_continue_leaves_inline_reasoning_out_and_says_which_listed_session_is_missing(
+    fixtures: Path, import_fixture
+) -> None:
+    # A deepseek-r1 session: replies open with <think>…</think>; one was cut off while thinking; the
+    # title Continue generated is the leaked reasoning. sessions.json lists a second session whose
+    # file is gone.
+    imported = import_fixture(fixtures / "continue/reasoning/sessions")
+
+    [chat] = imported.conversations
+    assert [(m.role, m.text) for m in chat.messages] == [
+        ("user", "reframe this intro so it leads with the result"),
+        ("assistant", "We cut query time by 40%. Here is how: an index on the join column."),
+        ("user", "shorter"),
+    ]
+    assert chat.title == "reframe this intro so it leads with the result"
+    assert imported.found("Alright") == []
+    assert "a1b2c3d4-0002-4e5f-8a9b-c0d1e2f3a4b5" in imported.summary
+    assert "missing" in imported.summary

@@ -124,3 +124,12 @@ def test_copilot_default_locations_cover_every_editor_and_the_empty_window(monke
     assert home / "Library/Application Support/Code/User/workspaceStorage" in found
     assert home / "Library/Application Support/Code - Insiders/User/globalStorage/emptyWindowChatSessions" in found
     assert home / ".vscode-server/data/User/workspaceStorage" in found
+
+
+def test_copilot_replies_keep_no_empty_fence_where_an_edit_was(fixtures: Path, import_fixture) -> None:
+    imported = import_fixture(fixtures / "copilot-chat-edits/Code/User")
+
+    [chat] = imported.conversations
+    assert [m.text for m in chat.messages if m.role == "assistant"] == [
+        "Sum integer cents, then divide once:\n\n[tool edit: cart.ts]\n\nThe rounding now happens once, on the total."
+    ]

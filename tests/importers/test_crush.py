@@ -32,8 +32,8 @@ LATER_COLUMNS = [
 ]
 
 
-def crush_database(fixtures: Path, target: Path, *, current: bool = True) -> Path:
-    rows = json.loads((fixtures / "crush/rows.json").read_text())
+def crush_database(fixtures: Path, target: Path, *, current: bool = True, rows_file: str = "rows.json") -> Path:
+    rows = json.loads((fixtures / "crush" / rows_file).read_text())
     target.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(target)
     for statement in FIRST_SCHEMA + (LATER_COLUMNS if current else []):
@@ -107,3 +107,26 @@ def test_crush_reimporting_a_database_adds_nothing(fixtures: Path, tmp_path: Pat
 
     assert len(first.conversations) == 3
     assert "0 new, 0 updated, 3 unchanged" in again.summary
+
+
+def test_crush_reads_a_pasted_text_as_the_users_words_and_leaves_inline_reasoning_out(
+    fixtures: Path, tmp_path: Path, import_fixture
+) -> None:
+    # A long paste is kept as a `text/plain` binary part (paste_1.txt); a deepseek-r1 reply opens
+    # with <think>…</think>.
+    database = crush_database(fixtures, tmp_path / "app" / ".crush" / "crush.db", rows_file="paste-and-think.json")
+
+    imported = import_fixture(database)
+
+    [chat] = imported.conversations
+    assert [(m.role, m.text) for m in chat.messages] == [
+        (
+            "user",
+            'Traceback (most recent call last):\n  File "app.py", line 9, in <module>\n'
+            "    main()\nKeyError: 'DATABASE_URL'",
+        ),
+        ("assistant", "DATABASE_URL is not set: export it, or add it to .env."),
+    ]
+    assert chat.title.startswith("Traceback (most recent call last)")
+    assert imported.found("KeyError") == [chat.id]
+    assert imported.found("Suggest") == []

@@ -16,7 +16,7 @@ from .conftest import build_vscdb
 MAY_2025 = "cursor:6b2f0d4e-7a1c-4e5b-9c3d-2f1e0a9b8c71"
 SPACES = "cursor:0e9d8c7b-6a5f-4e3d-8c2b-1a0f9e8d7c62"
 PREVIEW = "cursor:5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c93"
-WINDOWS_VITE = "c:\\Users\\ana\\src\\vite"
+WINDOWS_VITE = "C:\\Users\\ana\\src\\vite"
 
 
 def _user(fixtures: Path, tmp_path: Path, version: str, storage_id: str) -> Path:
@@ -101,7 +101,7 @@ def test_cursor_2026_global_database_alone_keeps_the_workspace_it_names(cursor_2
 @pytest.mark.parametrize(
     ("uri", "path"),
     [
-        ("file:///c%3A/Users/ana/src/vite", WINDOWS_VITE),
+        ("file:///c%3A/Users/ana/src/vite", "c:\\Users\\ana\\src\\vite"),  # the store spells it `C:\…`
         ("file:///home/ana/src/web%20shop", "/home/ana/src/web shop"),
         ("file://build-server/share/app", "\\\\build-server\\share\\app"),
         ("vscode-remote://ssh-remote%2Bbox/home/ana/app", "vscode-remote://ssh-remote%2Bbox/home/ana/app"),
@@ -109,4 +109,4 @@ def test_cursor_2026_global_database_alone_keeps_the_workspace_it_names(cursor_2
 )
 def test_workspace_uris_become_the_paths_the_editor_shows(uri: str, path: str) -> None:
     assert file_uri_path(uri) == path
-    assert uri_path({"scheme": "file", "path": "/c:/Users/ana/src/vite"}) == WINDOWS_VITE
+    assert uri_path({"scheme": "file", "path": "/c:/Users/ana/src/vite"}) == "c:\\Users\\ana\\src\\vite"

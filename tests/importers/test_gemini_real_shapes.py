@@ -26,8 +26,8 @@ def test_gemini_hash_folders_are_named_by_the_projects_registry(fixtures: Path, 
 
     assert {c.id: c.project for c in imported.conversations} == {
         WEATHER: "/home/ana/src/weather",  # registry root whose sha256 is the folder's name
-        ATLAS_OLD: "c:\\users\\ana\\src\\atlas",  # lower-cased registry key, found through the slug's sessions
-        ATLAS_NEW: "c:\\users\\ana\\src\\atlas",  # slug folder with its .project_root marker
+        ATLAS_OLD: "C:\\users\\ana\\src\\atlas",  # lower-cased registry key, found through the slug's sessions
+        ATLAS_NEW: "C:\\users\\ana\\src\\atlas",  # slug folder with its .project_root marker
     }
 
 
@@ -37,7 +37,7 @@ def test_gemini_a_single_legacy_file_still_finds_its_project(fixtures: Path, imp
 
     imported = import_fixture(legacy)
 
-    assert [c.project for c in imported.conversations] == ["c:\\users\\ana\\src\\atlas"]
+    assert [c.project for c in imported.conversations] == ["C:\\users\\ana\\src\\atlas"]
 
 
 def test_gemini_sessions_keep_titles_times_and_what_the_user_typed(fixtures: Path, import_fixture) -> None:

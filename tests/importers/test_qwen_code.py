@@ -67,3 +67,21 @@ def test_qwen_code_is_found_where_its_runtime_variables_point(tmp_path: Path) ->
     assert importer.default_locations({"QWEN_HOME": "/q", "QWEN_RUNTIME_DIR": "/run/q"}, home) == [
         Path("/run/q/projects")
     ]
+
+
+def test_qwen_code_at_references_keep_only_what_the_user_typed(fixtures: Path, import_fixture) -> None:
+    # The first prompt's `at_command` record keeps what was typed; the second has none, and the
+    # files and folder listing the @path pulled in follow the typed part.
+    imported = import_fixture(fixtures / "qwen-code/at-command/projects")
+
+    [chat] = imported.conversations
+    assert [(m.role, m.text) for m in chat.messages] == [
+        ("user", "explain how @src/api.ts retries"),
+        ("assistant", "It tries three times with no delay between attempts, swallowing every error."),
+        ("user", "what else is in @src/"),
+        ("assistant", "Besides api.ts there is cache.ts, an in-memory cache keyed by URL."),
+    ]
+    assert chat.title == "explain how @src/api.ts retries"
+    assert imported.found("swallowing") == [chat.id]
+    assert imported.found("fetch") == []  # the file's content is not the user's words
+    assert imported.found("Showing") == []

@@ -40,6 +40,17 @@ SOURCES = [
     "continue/real-cn-1.5/sessions",
     "continue/shapes/sessions",
     "goose/sessions",
+    "kilo/shapes-7.6/kilo.db",
+    "copilot-cli/shapes-1.0/session-state",
+    "copilot-cli/shapes-0.0.369/session-state",
+    "cline-sdk/shapes/data/sessions",
+    # What real files showed: the shapes each importer once misread.
+    "cline-3/tasks",
+    "claude-code-windows",
+    "qwen-code/at-command/projects",
+    "continue/reasoning/sessions",
+    "codex-desktop",
+    "copilot-chat-edits/Code/User",
 ]
 
 

@@ -78,8 +78,8 @@ def test_registry_rejects_a_zip_with_nothing_it_knows(tmp_path: Path) -> None:
 def test_registry_lists_every_format_with_plain_last() -> None:
     assert registry.names() == [
         "claude", "chatgpt",
-        "opencode", "opencode-files", "qwen-code", "continue", "crush", "goose", "goose-files", "zed",
-        "claude-code", "codex", "gemini", "aider",
+        "opencode", "opencode-files", "kilo", "qwen-code", "continue", "crush", "goose", "goose-files", "zed",
+        "copilot-cli", "cline-sdk", "claude-code", "codex", "gemini", "aider",
         "copilot-chat", "cline", "roo-code", "kilo-code", "cursor-agent", "cursor",
         "plain",
     ]  # fmt: skip

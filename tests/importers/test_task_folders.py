@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from importers import registry
+from importers.base import SourceError
 from importers.cline import ClineImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.roo_code import RooCodeImporter
@@ -100,7 +102,7 @@ def test_kilo_code_legacy_tasks_keep_the_workspace_kilo_names(fixtures: Path, im
 
     [chat] = imported.conversations
     assert chat.id == CART
-    assert chat.project == "c:/Users/ana/src/shop"
+    assert chat.project == "C:\\Users\\ana\\src\\shop"  # one spelling of a Windows folder
     assert [m.role for m in chat.messages] == ["user", "assistant", "assistant", "user", "assistant"]
 
 
@@ -155,3 +157,94 @@ def test_task_folders_are_looked_for_in_every_editors_global_storage(
     )
     assert Path(user) / "globalStorage/kilocode.kilo-code/tasks" in KiloCodeImporter().default_locations(env, home)
     assert ClineImporter().default_locations({"CLINE_DIR": "/opt/cline"}, home)[-1] == Path("/opt/cline/data/tasks")
+
+
+CLINE_3 = "cline-3/tasks"
+RETRY = "cline:1767258000000"
+
+
+def test_a_cline_3_task_copied_out_of_the_extension_is_cline_by_its_own_marks(fixtures: Path, import_fixture) -> None:
+    # Cline 3.x writes the task as `say: "text"`, as Roo Code does; its focus chain file, its
+    # task_progress messages and its `{"request": …}` without `apiProtocol` say whose it is.
+    assert registry.detect(fixtures / CLINE_3).name == "cline"
+    assert registry.detect(fixtures / CLINE_3 / "1767258000000" / "ui_messages.json").name == "cline"
+
+    imported = import_fixture(fixtures / CLINE_3)
+
+    [chat] = imported.conversations
+    assert chat.id == RETRY
+    assert chat.title == "make the retry backoff exponential, capped at 30 seconds"
+    assert chat.project == "/home/ana/src/fetcher"  # the first request's "# Current Working Directory (…)"
+    assert [(m.role, m.text) for m in chat.messages if m.role != "assistant" or not m.text.startswith("[tool")] == [
+        ("user", "make the retry backoff exponential, capped at 30 seconds"),
+        ("assistant", "I'll read the retry helper first."),
+        ("assistant", "The delay is a fixed 500 ms. I'll double it per attempt and cap it at 30 s."),
+        ("user", "also add jitter please"),
+        ("assistant", "Retry delays now double from 500 ms up to 30 s, with up to 20% jitter."),
+    ]
+    assert not any("- [x]" in m.text for m in chat.messages)  # the focus chain's checklist is not the chat
+
+
+def test_format_cline_is_honoured_for_any_task_folder(fixtures: Path, tmp_path: Path, import_fixture) -> None:
+    # A task folder whose marks point to Roo Code is still read as Cline's when the user says so.
+    shutil.copytree(fixtures / ROO_STORAGE / "tasks", tmp_path / "tasks")
+    assert registry.choose(tmp_path / "tasks", "cline").name == "cline"
+
+    imported = import_fixture(tmp_path / "tasks", "cline")
+
+    assert {c.id.split(":")[0] for c in imported.conversations} == {"cline"}
+    assert len(imported.conversations) == 2
+    with pytest.raises(SourceError, match="looks like"):
+        registry.choose(fixtures / CLINE_3, "claude-code")
+
+
+def test_a_task_without_any_writers_mark_is_read_as_roo_codes(fixtures: Path, tmp_path: Path) -> None:
+    shutil.copytree(fixtures / KILO_TASKS, tmp_path / "tasks")  # `apiProtocol` in its requests: Roo Code's line
+    assert registry.detect(tmp_path / "tasks").name in {"roo-code", "kilo-code"}
+
+
+def test_a_cline_task_whose_long_first_prompt_hides_its_requests_is_cline_by_its_metadata(
+    fixtures: Path, tmp_path: Path
+) -> None:
+    # A pasted prompt longer than the head detection reads; no focus chain file: the version Cline
+    # records in task_metadata.json still says whose task it is.
+    task = tmp_path / "tasks" / "1767258000000"
+    shutil.copytree(fixtures / CLINE_3 / "1767258000000", task)
+    (task / "focus_chain_taskid_1767258000000.md").unlink()
+    messages = json.loads((task / "ui_messages.json").read_text())
+    messages[0]["text"] += "\n" + "x = 1\n" * 20000
+    (task / "ui_messages.json").write_text(json.dumps(messages, separators=(",", ":")))
+
+    assert registry.detect(tmp_path / "tasks").name == "cline"
+    (task / "task_metadata.json").unlink()
+    assert registry.detect(tmp_path / "tasks").name == "roo-code"  # nothing of Cline's left to tell
+
+
+def test_a_cline_task_in_a_multi_root_workspace_is_in_its_primary_folder(
+    fixtures: Path, tmp_path: Path, import_fixture
+) -> None:
+    # With several folders open, Cline names the primary one in the working directory's heading and
+    # lists each folder's path under "# Workspace Roots".
+    task = tmp_path / "tasks" / "1767258000000"
+    shutil.copytree(fixtures / CLINE_3 / "1767258000000", task)
+    messages = json.loads((task / "ui_messages.json").read_text())
+    request = json.loads(messages[1]["text"])
+    request["request"] = (
+        request["request"]
+        .replace(
+            "<environment_details>",
+            "<environment_details>\n\n# Workspace Roots\n- api: /home/ana/src/api (Git)"
+            "\n- fetcher: /home/ana/src/fetcher (Git)\n\nPrimary workspace: fetcher",
+        )
+        .replace(
+            "# Current Working Directory (/home/ana/src/fetcher) Files",
+            "# Current Working Directory (Primary: fetcher) Files",
+        )
+    )
+    messages[1]["text"] = json.dumps(request)
+    (task / "ui_messages.json").write_text(json.dumps(messages))
+    (task / "api_conversation_history.json").unlink()  # the panel's copy of the request is all there is
+
+    imported = import_fixture(tmp_path / "tasks", "cline")
+
+    assert [c.project for c in imported.conversations] == ["/home/ana/src/fetcher"]

@@ -1,5 +1,6 @@
-"""Sync finds OpenCode, Qwen Code, Continue, Crush, Goose and Zed where they keep their sessions, imports
-them once, and reindex rebuilds them from its archive with the same chats."""
+"""Sync finds OpenCode, Kilo, Qwen Code, Continue, Crush, Goose, Zed, Copilot CLI and Cline's SDK where
+they keep their sessions, imports them once, and reindex rebuilds them from its archive with the same
+chats."""
 
 from __future__ import annotations
 
@@ -57,6 +58,32 @@ def test_sync_finds_each_agents_sessions_imports_them_once_and_reindex_rebuilds_
         shutil.rmtree(home)  # every source gone: the archive is all that is left
         rebuilt = Reindexer(library, home=home).run()
         assert rebuilt.files_failed == []
+        assert {c.id: c for c in library.iter_conversations()} == chats
+    finally:
+        library.close()
+
+
+def test_sync_finds_kilo_copilot_cli_and_cline_sdk_sessions_once_and_reindex_rebuilds_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".local" / "share" / "kilo").mkdir(parents=True)
+    shutil.copy(FIXTURES / "kilo/shapes-7.6/kilo.db", home / ".local" / "share" / "kilo" / "kilo.db")
+    shutil.copytree(FIXTURES / "copilot-cli/shapes-1.0/session-state", home / ".copilot" / "session-state")
+    shutil.copytree(FIXTURES / "cline-sdk/shapes/data", home / ".cline" / "data")
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    try:
+        syncer = Syncer(library, env={}, home=home, formats=["kilo", "copilot-cli", "cline-sdk"])
+        report = syncer.run_once()
+        chats = {c.id: c for c in library.iter_conversations()}
+        again = syncer.run_once()
+
+        assert [Path(f.where).name for f in report.files_failed] == ["1786000000000_broke.messages.json"]
+        assert sorted(cid.split(":")[0] for cid in chats) == ["cline-sdk"] * 3 + ["copilot-cli"] * 2 + ["kilo"] * 2
+        assert (again.files_changed, again.conversations_new) == (0, 0)
+        assert chats["cline-sdk:1781000000000_abcde"].project == "/home/ana/src/shop"  # from the index
+
+        shutil.rmtree(home)  # every source gone: the archive is all that is left
+        rebuilt = Reindexer(library, home=home).run()
+        assert rebuilt.files_failed == []  # a file no chat came from was not archived
         assert {c.id: c for c in library.iter_conversations()} == chats
     finally:
         library.close()

@@ -36,9 +36,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -96,8 +97,11 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class ClaudeCodeImporter(AgentLogImporter):
     name = "claude-code"
+    variables: ClassVar[Mapping[str, str]] = {
+        "CLAUDE_CONFIG_DIR": "Claude Code's config folder (default ~/.claude), whose projects/ holds the transcripts"
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:

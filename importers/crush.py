@@ -18,7 +18,7 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     RECORD_ERRORS,
@@ -37,6 +37,7 @@ from importers._common import (
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._files import read_regular, walk_files
 from importers._sqlite import is_sqlite, read_databases
@@ -76,10 +77,14 @@ def _projects(registry: Path) -> list[tuple[Path, Path]]:
 
 class CrushImporter(AgentLogImporter):
     name = "crush"
+    variables: ClassVar[Mapping[str, str]] = {
+        "CRUSH_GLOBAL_DATA": "Crush's global data folder, whose projects.json lists each project's database",
+        **system_folders("XDG_DATA_HOME", "LOCALAPPDATA"),
+    }
     database = True
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [data / DB_NAME for _, data in _projects(global_data(env, home) / "projects.json")]
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return [data / DB_NAME for _, data in _projects(global_data(env, home, platform) / "projects.json")]
 
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for f in walk_files(folder, 1) if f.name == DB_NAME) + sorted(

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     RECORD_ERRORS,
@@ -41,6 +41,7 @@ from importers._common import (
     result_text,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._files import file_time, iter_jsonl, read_head
 from importers._sqlite import is_sqlite, json_value, read_databases
@@ -67,10 +68,14 @@ class GooseImporter(AgentLogImporter):
     """Goose 1.10 and later: `sessions.db`."""
 
     name = "goose"
+    variables: ClassVar[Mapping[str, str]] = {
+        "GOOSE_PATH_ROOT": "the folder Goose keeps everything under, whose data/sessions holds the sessions",
+        **system_folders("XDG_DATA_HOME", "APPDATA"),
+    }
     database = True
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [folder / DB_NAME for folder in session_folders(env, home)]
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return [folder / DB_NAME for folder in session_folders(env, home, platform)]
 
     def session_files(self, folder: Path) -> list[Path]:
         root = folder / "sessions" if (folder / "sessions").is_dir() else folder
@@ -101,9 +106,10 @@ class GooseFilesImporter(AgentLogImporter):
     """Goose before 1.10: one `.jsonl` file per session."""
 
     name = "goose-files"
+    variables = GooseImporter.variables
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return session_folders(env, home)
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return session_folders(env, home, platform)
 
     def session_files(self, folder: Path) -> list[Path]:
         root = folder / "sessions" if (folder / "sessions").is_dir() else folder

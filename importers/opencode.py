@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +40,7 @@ from importers._common import (
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._files import any_file, file_time, read_head, read_regular
 from importers._sqlite import is_sqlite, json_value, read_databases
@@ -59,9 +61,10 @@ class OpenCodeImporter(AgentLogImporter):
     """OpenCode 1.2 and later: the `opencode.db` SQLite database."""
 
     name = "opencode"
+    variables = system_folders("XDG_DATA_HOME")
     database = True
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [data_folder(env, home)]
 
     def session_files(self, folder: Path) -> list[Path]:
@@ -92,8 +95,9 @@ class OpenCodeFilesImporter(AgentLogImporter):
     """OpenCode 0.4 to 1.1: one JSON file per session, message and part under `storage/`."""
 
     name = "opencode-files"
+    variables = system_folders("XDG_DATA_HOME")
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [data_folder(env, home) / "storage"]
 
     def session_files(self, folder: Path) -> list[Path]:

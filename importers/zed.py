@@ -38,6 +38,7 @@ from importers._common import (
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._sqlite import is_sqlite, read_databases
 from importers.base import AgentLogImporter, ImportReport, SourceError
@@ -58,10 +59,11 @@ def data_folder(env: Mapping[str, str], home: Path, platform: str = sys.platform
 
 class ZedImporter(AgentLogImporter):
     name = "zed"
+    variables = system_folders("XDG_DATA_HOME", "LOCALAPPDATA")
     database = True
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [data_folder(env, home) / "threads" / DB_NAME]
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return [data_folder(env, home, platform) / "threads" / DB_NAME]
 
     def session_files(self, folder: Path) -> list[Path]:
         found = [folder / DB_NAME, folder / "threads" / DB_NAME]

@@ -44,7 +44,7 @@ from importers._common import (
     system_folders,
 )
 from importers._files import file_time, iter_jsonl, read_head
-from importers._sqlite import is_sqlite, json_value, read_databases
+from importers._sqlite import DatabaseImporter, json_value
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -64,7 +64,7 @@ def session_folders(env: Mapping[str, str], home: Path, platform: str = sys.plat
     return folders
 
 
-class GooseImporter(AgentLogImporter):
+class GooseImporter(DatabaseImporter):
     """Goose 1.10 and later: `sessions.db`."""
 
     name = "goose"
@@ -72,7 +72,10 @@ class GooseImporter(AgentLogImporter):
         "GOOSE_PATH_ROOT": "the folder Goose keeps everything under, whose data/sessions holds the sessions",
         **system_folders("XDG_DATA_HOME", "APPDATA"),
     }
-    database = True
+    database_name = DB_NAME
+    tables = frozenset({"sessions", "messages"})
+    kind = "a Goose database"
+    none_found = f"no Goose database ({DB_NAME}) in {{path}}"
 
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [folder / DB_NAME for folder in session_folders(env, home, platform)]
@@ -81,25 +84,10 @@ class GooseImporter(AgentLogImporter):
         root = folder / "sessions" if (folder / "sessions").is_dir() else folder
         return [root / DB_NAME] if (root / DB_NAME).is_file() else []
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return path.name == DB_NAME and is_sqlite(path)
-        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
-
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        databases = [path] if path.is_file() else self.session_files(path)
-        if not databases:
-            raise SourceError(f"no Goose database ({DB_NAME}) in {path}")
-        unknown: UnknownCounts = {}
-        yield from read_databases(
-            databases,
-            report,
-            {"sessions", "messages"},
-            "a Goose database",
-            lambda _, where, connection: _read_database(connection, where, report, unknown),
-        )
-        note_unknown(report, unknown)
+    def read_database(
+        self, connection: sqlite3.Connection, where: str, database: Path, report: ImportReport, unknown: UnknownCounts
+    ) -> Iterator[Conversation]:
+        return _read_database(connection, where, report, unknown)
 
 
 class GooseFilesImporter(AgentLogImporter):

@@ -43,13 +43,13 @@ from importers._common import (
     system_folders,
 )
 from importers._files import any_file, file_time, read_head, read_regular
-from importers._sqlite import is_sqlite, json_value, read_databases
+from importers._sqlite import DatabaseImporter, json_value
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
 # Parts that are bookkeeping for OpenCode itself: steps, file snapshots, retries, compaction markers.
 _SILENT_PARTS = {"reasoning", "step-start", "step-finish", "snapshot", "patch", "retry", "compaction", "agent"}
-_TABLES = {"session", "message", "part"}
+_TABLES = frozenset({"session", "message", "part"})
 
 
 def data_folder(env: Mapping[str, str], home: Path) -> Path:
@@ -57,12 +57,14 @@ def data_folder(env: Mapping[str, str], home: Path) -> Path:
     return env_folder(env, "XDG_DATA_HOME", home, ".local", "share") / "opencode"
 
 
-class OpenCodeImporter(AgentLogImporter):
+class OpenCodeImporter(DatabaseImporter):
     """OpenCode 1.2 and later: the `opencode.db` SQLite database."""
 
     name = "opencode"
     variables = system_folders("XDG_DATA_HOME")
-    database = True
+    tables = _TABLES
+    kind = "an OpenCode database"
+    none_found = "no OpenCode database (opencode.db) in {path}"
 
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [data_folder(env, home)]
@@ -70,25 +72,13 @@ class OpenCodeImporter(AgentLogImporter):
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for f in folder.glob("opencode*.db") if f.is_file())
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return path.name.startswith("opencode") and path.suffix == ".db" and is_sqlite(path)
-        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
+    def is_database(self, file: Path) -> bool:
+        return file.name.startswith("opencode") and file.suffix == ".db"
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        databases = [path] if path.is_file() else self.session_files(path)
-        if not databases:
-            raise SourceError(f"no OpenCode database (opencode.db) in {path}")
-        unknown: UnknownCounts = {}
-        yield from read_databases(
-            databases,
-            report,
-            _TABLES,
-            "an OpenCode database",
-            lambda _, where, connection: _read_database(connection, where, report, unknown),
-        )
-        note_unknown(report, unknown)
+    def read_database(
+        self, connection: sqlite3.Connection, where: str, database: Path, report: ImportReport, unknown: UnknownCounts
+    ) -> Iterator[Conversation]:
+        return _read_database(connection, where, report, unknown)
 
 
 class OpenCodeFilesImporter(AgentLogImporter):

@@ -9,6 +9,7 @@ import pytest
 
 from importers import registry
 from importers.base import PLATFORMS, SourceError
+from tests.agent_fixtures import FIXTURES, session_folders
 
 GEMINI_SESSION = (
     "gemini/tmp/ddd5c1271bba0899aa1da52d83260612eaf190303be48f820f2c891ffbfd9168/chats/"
@@ -193,3 +194,17 @@ def test_a_source_that_gives_no_chats_and_no_reason_is_said_to_be_empty(tmp_path
 
     assert list(conversations) == []
     assert report.notes == ["chats.jsonl holds no plain conversations: nothing in it could be read as one"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "name"),
+    [(folder, importer.name) for importer in registry.AGENT_LOGS for folder in session_folders(importer)],
+    ids=lambda value: str(value.relative_to(FIXTURES)) if isinstance(value, Path) else value,
+)
+def test_no_other_format_takes_what_an_agent_claims_in_its_fixtures(folder: Path, name: str) -> None:
+    """Detection tries the formats in order: an agent's session, or its folder, goes to that agent."""
+    importer = registry.agent_log(name)
+    claimed = [path for path in [folder, *importer.session_files(folder)] if importer.detect(path)]
+    assert claimed
+    for path in claimed:
+        assert registry.detect(path).name == name, path

@@ -68,6 +68,11 @@ def _absolute(path: str) -> str:
     return os.path.normpath(os.path.abspath(path))
 
 
+def _covers(folder: str, paths: set[str]) -> bool:
+    """Whether `folder` holds any of `paths` (allowing it would allow them)."""
+    return any(path.startswith(folder.rstrip(os.sep) + os.sep) for path in paths)
+
+
 @dataclass
 class HomeGuard:
     """Refuses and records every touch of the real home's files, once `start`ed."""
@@ -99,10 +104,10 @@ class HomeGuard:
         if os.environ.get("FASTEMBED_CACHE_PATH"):
             allowed.add(Path(os.environ["FASTEMBED_CACHE_PATH"]))
         allowed |= {path.resolve() for path in allowed}
-        return cls(
-            guarded=sorted({_absolute(str(path)) for path in guarded}),
-            allowed=sorted({_absolute(str(path)) for path in allowed}),
-        )
+        roots = {_absolute(str(path)) for path in guarded}
+        # A `sys.path` entry that is the home itself (a run started there) would allow all of it.
+        inside = {_absolute(str(path)) for path in allowed} - roots
+        return cls(guarded=sorted(roots), allowed=sorted(path for path in inside if not _covers(path, roots)))
 
     def start(self) -> None:
         self.active = True

@@ -98,6 +98,21 @@ def expand_home(value: str, home: Path) -> Path:
     return Path(value)
 
 
+# The system's own folder variables, which several agents keep their files under; described once.
+_SYSTEM_FOLDERS = {
+    "XDG_CONFIG_HOME": "the user's XDG config folder (default ~/.config)",
+    "XDG_DATA_HOME": "the user's XDG data folder (default ~/.local/share)",
+    "APPDATA": "the user's roaming application data folder on Windows",
+    "LOCALAPPDATA": "the user's local application data folder on Windows",
+}
+
+
+def system_folders(*names: str) -> dict[str, str]:
+    """The system folder variables `names` (`XDG_CONFIG_HOME`, `XDG_DATA_HOME`, `APPDATA`,
+    `LOCALAPPDATA`) with their descriptions, for an importer's `variables`."""
+    return {name: _SYSTEM_FOLDERS[name] for name in names}
+
+
 def env_folder(env: Mapping[str, str], variable: str, home: Path, *default: str) -> Path:
     """The folder an environment variable names (the agents' `XDG_DATA_HOME`, `%APPDATA%`...), else
     `home` joined with `default`, where the agent itself falls back to."""

@@ -1,5 +1,6 @@
 """The SQLite databases agents keep their chats in (Cursor, OpenCode, Crush, Goose, Zed): telling one
-by its first bytes, opening it read-only beside the running agent, and reading its JSON columns."""
+by its first bytes, opening it read-only beside the running agent, reading its JSON columns, and
+`DatabaseImporter`, what the importer of an agent that keeps its chats in such databases derives from."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
-if TYPE_CHECKING:
-    from importers.base import ImportReport
-    from storage.models import Conversation
+from importers._common import UnknownCounts, note_unknown
+from importers.base import AgentLogImporter, ImportReport, SourceError
+from storage.models import Conversation
 
-__all__ = ["connect", "is_sqlite", "json_value", "read_databases", "table_names"]
+__all__ = ["DatabaseImporter", "connect", "is_sqlite", "json_value", "read_databases", "table_names"]
 
 _MAGIC = b"SQLite format 3\x00"
 
@@ -81,3 +82,54 @@ def read_databases(
             report.skip(name, f"the database could not be read to the end: {exc}")
         finally:
             connection.close()
+
+
+class DatabaseImporter(AgentLogImporter):
+    """An agent that keeps its chats in SQLite databases: it names its database files
+    (`database_name`, or `is_database`), the tables they must hold, what one is called in a report and
+    where a path holds none, and reads the chats of one open database (`read_database`). Telling a
+    database from its first bytes, opening each read-only, and skipping one that cannot be opened, lacks
+    the tables or breaks part way (the others are still read) are the same for every such agent."""
+
+    database = True
+    database_name: ClassVar[str] = ""
+    tables: ClassVar[frozenset[str]]
+    # "a Crush database": said of a database that lacks the tables.
+    kind: ClassVar[str]
+    # The error when a path holds no database: "no Zed threads database (threads.db) in {path}".
+    none_found: ClassVar[str]
+
+    def is_database(self, file: Path) -> bool:
+        """Whether `file` is named as one of the agent's databases (its bytes are checked apart)."""
+        return file.name == self.database_name
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return self.is_database(path) and is_sqlite(path)
+        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
+        report.format = self.name
+        databases = [path] if path.is_file() else self.session_files(path)
+        if not databases:
+            raise SourceError(self.none_found.format(path=path))
+        unknown: UnknownCounts = {}
+        yield from read_databases(
+            databases,
+            report,
+            set(self.tables),
+            self.kind,
+            lambda database, where, connection: self.read_database(connection, where, database, report, unknown),
+            where=lambda database: self.where(path, database),
+        )
+        note_unknown(report, unknown)
+
+    def where(self, path: Path, database: Path) -> str:
+        """How a report names `database`, found at `path`."""
+        return database.name
+
+    def read_database(
+        self, connection: sqlite3.Connection, where: str, database: Path, report: ImportReport, unknown: UnknownCounts
+    ) -> Iterator[Conversation]:
+        """The chats of one open database that holds `tables` (`where`: its name in the report)."""
+        raise NotImplementedError

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,6 +48,7 @@ from importers._common import (
     shorten,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._files import file_time, open_regular, read_head, read_regular
 from importers._json import BrokenJson, Malformed, iter_json_array
@@ -135,14 +137,17 @@ class TaskFolderImporter(AgentLogImporter):
     name: ClassVar[str]
     extension_ids: ClassVar[tuple[str, ...]]
     cline_line: ClassVar[bool] = True  # Cline itself; Roo Code and its forks say False
+    variables: ClassVar[Mapping[str, str]] = system_folders("XDG_CONFIG_HOME", "APPDATA")
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _EXTENSIONS[cls.name] = cls.extension_ids  # so each writer's detection knows the others' folders
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [
-            user / "globalStorage" / ext / "tasks" for user in user_folders(env, home) for ext in self.extension_ids
+            user / "globalStorage" / ext / "tasks"
+            for user in user_folders(env, home, platform)
+            for ext in self.extension_ids
         ]
 
     def session_files(self, folder: Path) -> list[Path]:

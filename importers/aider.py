@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import datetime, tzinfo
 from pathlib import Path
+from typing import ClassVar
 
 from importers._common import Turn, Unusable, build_conversation, expand_home, summarise_tool_result
 from importers._files import read_head, read_regular
@@ -65,11 +67,14 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class AiderImporter(AgentLogImporter):
     name = "aider"
+    variables: ClassVar[Mapping[str, str]] = {
+        "AIDER_CHAT_HISTORY_FILE": "Aider's chat history file, read besides ~/.aider.chat.history.md"
+    }
 
     def __init__(self, tz: tzinfo | None = None) -> None:
         self.tz = tz
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:

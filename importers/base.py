@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from storage.errors import SourceError
 from storage.models import Conversation
 
-__all__ = ["AgentLogImporter", "ImportReport", "Importer", "Skip", "SourceError"]
+__all__ = ["PLATFORMS", "AgentLogImporter", "ImportReport", "Importer", "Skip", "SourceError"]
+
+# The systems agents keep their files on, as `sys.platform` names them.
+PLATFORMS = ("linux", "darwin", "win32")
 
 
 @dataclass(frozen=True)
@@ -69,17 +73,24 @@ class Importer(Protocol):
 
 
 class AgentLogImporter(Importer, Protocol):
-    """A format an agent writes on this machine, which sync finds by itself: the importer knows where
-    (`default_locations`, honouring the agent's own variables) and which files in a folder hold
-    sessions (`session_files`, also what `read` reads from a folder). A new agent format is one module
-    with a class deriving from this (for the defaults of `database` and `context_files`), listed in
-    `importers.registry` (`IMPORTERS`, and `AGENT_LOGS` for sync).
+    """A format an agent writes on this machine, which sync finds by itself. Its module declares
+    everything about the agent: where it keeps its sessions on each system (`default_locations`), the
+    environment variables that move them (`variables`), which files in a folder hold sessions
+    (`session_files`, also what `read` reads from a folder), detection and reading. The settings, sync,
+    doctor and the tests derive from these: a new agent is one module with a class deriving from this,
+    and its line in `importers.registry.AGENT_LOGS`.
     """
 
+    # Each environment variable the agent itself honours to move its files, and what it moves (one line,
+    # shown in the settings' help): sync reads these, and only these, from the environment.
+    variables: ClassVar[Mapping[str, str]] = {}
     # Whether its session files are SQLite databases (copied with the backup API, re-read whole).
     database: bool = False
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        """Where the agent keeps its sessions on `platform` (one of `PLATFORMS`) for the user whose home
+        is `home`, with `variables` read from `env`: files, or folders `session_files` searches."""
+        ...
 
     def session_files(self, folder: Path) -> list[Path]: ...
 

@@ -40,9 +40,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -102,8 +104,11 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class ClaudeCodeImporter(AgentLogImporter):
     name = "claude-code"
+    variables: ClassVar[Mapping[str, str]] = {
+        "CLAUDE_CONFIG_DIR": "Claude Code's config folder (default ~/.claude), whose projects/ holds the transcripts"
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:
@@ -152,66 +157,16 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
     conversation_id = f"claude-code:{file.stem}"
     if file.parent.name == "subagents":
         conversation_id = f"claude-code:{file.parent.parent.name}:{file.stem}"
-    turns: list[Turn] = []
-    queue = _Queue()
-    uuids: list[str] = []
-    summaries: dict[str, str] = {}
-    titles = {"custom": "", "ai": ""}
-    cwd = last_api_id = parent_session = ""
-    sidechain = 0
+    transcript = _Transcript(conversation_id, subagent, unknown)
     for line, record in iter_jsonl(file, report):
-        record = as_dict(record)
-        kind = as_str(record.get("type"))
-        when = parse_time(record.get("timestamp"))
-        if kind == "summary":
-            summaries[as_id(record.get("leafUuid"))] = as_str(record.get("summary"))
-        elif kind in {"custom-title", "ai-title"}:
-            key = kind.removesuffix("-title")
-            titles[key] = as_str(record.get(f"{key}Title")) or titles[key]
-        elif kind == "queue-operation":
-            queue.operation(record, Turn(f"{conversation_id}:queued:{line}", "user", "", when), turns)
-        elif kind == "attachment":
-            prompt = _queued_prompt(as_dict(record.get("attachment")))
-            if prompt:
-                queue.delivered(prompt)
-                turns.append(Turn(f"{conversation_id}:attachment:{line}", "user", prompt, when))
-        elif kind not in {"user", "assistant"}:
-            if kind not in _BOOKKEEPING:
-                count_unknown(unknown, kind)
-        elif record.get("isMeta") is True:
-            continue
-        elif record.get("isSidechain") is True and not subagent:
-            sidechain += 1  # older versions logged subagents inline; they are not the main thread
-        else:
-            uuid = as_id(record.get("uuid"))
-            uuids.append(uuid)
-            cwd = cwd or as_str(record.get("cwd"))
-            parent_session = parent_session or as_id(record.get("sessionId"))
-            message = as_dict(record.get("message"))
-            if kind == "assistant":
-                text = _assistant_text(message.get("content"), unknown)
-                api_id = as_id(message.get("id"))
-                if api_id and api_id == last_api_id and turns and turns[-1].role == "assistant":
-                    turns[-1].text = "\n\n".join(part for part in (turns[-1].text, text) if part)
-                else:
-                    turns.append(Turn(uuid, "assistant", text, when))
-                last_api_id = api_id
-                continue
-            last_api_id = ""
-            role: Role = "system" if record.get("isCompactSummary") is True else "user"
-            text, results = _user_parts(message.get("content"), unknown)
-            if results:
-                turns.append(Turn(f"{uuid}:result" if uuid else "", "tool", results, when))
-            if role == "user":
-                role, text = _as_typed(text)
-            if role == "user" and text:
-                queue.delivered(text)
-            turns.append(Turn(uuid, role, text, when))
-    if sidechain:
-        report.note(f"{file.name}: {sidechain} inline subagent record(s) left out of the main thread")
+        transcript.add(line, as_dict(record))
+    turns = transcript.turns
+    if transcript.sidechain:
+        report.note(f"{file.name}: {transcript.sidechain} inline subagent record(s) left out of the main thread")
     if subagent and file.parent.name != "subagents":
-        conversation_id = f"claude-code:{parent_session or file.parent.name}:{file.stem}"
-    title = titles["custom"] or titles["ai"] or _summary_title(file, uuids, summaries)
+        conversation_id = f"claude-code:{transcript.parent_session or file.parent.name}:{file.stem}"
+    titles = transcript.titles
+    title = titles["custom"] or titles["ai"] or _summary_title(file, transcript.uuids, transcript.summaries)
     if subagent:
         title = title or f"Subagent: {next((t.text for t in turns if t.role == 'user'), '')}"
     return build_conversation(
@@ -220,10 +175,79 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
         turns=turns,
         report=report,
         title=title,
-        project=cwd or file.parent.name,
+        project=transcript.cwd or file.parent.name,
         url=report.original(file).as_uri(),
         fallback_time=file_time(file),
     )
+
+
+class _Transcript:
+    """What one transcript's records add up to, record by record: its turns, the prompts queued while
+    the agent worked, the titles and summaries it names, its folder and the session it belongs to."""
+
+    def __init__(self, conversation_id: str, subagent: bool, unknown: UnknownCounts) -> None:
+        self.conversation_id = conversation_id
+        self.subagent = subagent
+        self.unknown = unknown
+        self.turns: list[Turn] = []
+        self.queue = _Queue()
+        self.uuids: list[str] = []
+        self.summaries: dict[str, str] = {}
+        self.titles = {"custom": "", "ai": ""}
+        self.cwd = self.last_api_id = self.parent_session = ""
+        self.sidechain = 0
+
+    def add(self, line: int, record: dict[str, Any]) -> None:
+        kind = as_str(record.get("type"))
+        when = parse_time(record.get("timestamp"))
+        if kind == "summary":
+            self.summaries[as_id(record.get("leafUuid"))] = as_str(record.get("summary"))
+        elif kind in {"custom-title", "ai-title"}:
+            key = kind.removesuffix("-title")
+            self.titles[key] = as_str(record.get(f"{key}Title")) or self.titles[key]
+        elif kind == "queue-operation":
+            self.queue.operation(record, Turn(f"{self.conversation_id}:queued:{line}", "user", "", when), self.turns)
+        elif kind == "attachment":
+            prompt = _queued_prompt(as_dict(record.get("attachment")))
+            if prompt:
+                self.queue.delivered(prompt)
+                self.turns.append(Turn(f"{self.conversation_id}:attachment:{line}", "user", prompt, when))
+        elif kind not in {"user", "assistant"}:
+            if kind not in _BOOKKEEPING:
+                count_unknown(self.unknown, kind)
+        elif record.get("isMeta") is True:
+            return
+        elif record.get("isSidechain") is True and not self.subagent:
+            self.sidechain += 1  # older versions logged subagents inline; they are not the main thread
+        else:
+            self._message(kind, record, when)
+
+    def _message(self, kind: str, record: dict[str, Any], when: datetime | None) -> None:
+        uuid = as_id(record.get("uuid"))
+        self.uuids.append(uuid)
+        self.cwd = self.cwd or as_str(record.get("cwd"))
+        self.parent_session = self.parent_session or as_id(record.get("sessionId"))
+        message = as_dict(record.get("message"))
+        turns = self.turns
+        if kind == "assistant":
+            text = _assistant_text(message.get("content"), self.unknown)
+            api_id = as_id(message.get("id"))
+            if api_id and api_id == self.last_api_id and turns and turns[-1].role == "assistant":
+                turns[-1].text = "\n\n".join(part for part in (turns[-1].text, text) if part)
+            else:
+                turns.append(Turn(uuid, "assistant", text, when))
+            self.last_api_id = api_id
+            return
+        self.last_api_id = ""
+        role: Role = "system" if record.get("isCompactSummary") is True else "user"
+        text, results = _user_parts(message.get("content"), self.unknown)
+        if results:
+            turns.append(Turn(f"{uuid}:result" if uuid else "", "tool", results, when))
+        if role == "user":
+            role, text = _as_typed(text)
+        if role == "user" and text:
+            self.queue.delivered(text)
+        turns.append(Turn(uuid, role, text, when))
 
 
 def _summary_title(file: Path, uuids: list[str], own: dict[str, str]) -> str:

@@ -12,9 +12,10 @@ the extension's folder has only these).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import as_dict, as_list, as_str, env_folder, expand_home
 from importers._task_folders import (
@@ -37,10 +38,15 @@ def data_folder(env: Mapping[str, str], home: Path) -> Path:
 
 class ClineImporter(TaskFolderImporter):
     name = "cline"
+    variables: ClassVar[Mapping[str, str]] = {
+        **TaskFolderImporter.variables,
+        "CLINE_DIR": "Cline's folder for its CLI and JetBrains hosts (default ~/.cline), whose data/ holds the tasks",
+        "CLINE_DATA_DIR": "Cline's data folder, in place of CLINE_DIR/data",
+    }
     extension_ids = ("saoudrizwan.claude-dev",)
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [*super().default_locations(env, home), data_folder(env, home) / "tasks"]
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return [*super().default_locations(env, home, platform), data_folder(env, home) / "tasks"]
 
     def context_files(self, session: Path) -> list[Path]:
         history = session.parent.parent.parent / HISTORY

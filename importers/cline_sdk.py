@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -63,8 +64,13 @@ _RUNTIME = re.compile(r"<(mode_notice|file_content)\b[^>]*>.*?</\1>\s*", re.DOTA
 
 class ClineSdkImporter(AgentLogImporter):
     name = "cline-sdk"
+    variables: ClassVar[Mapping[str, str]] = {
+        "CLINE_SESSION_DATA_DIR": "the folder of Cline's SDK sessions, in place of Cline's data folder's sessions/",
+        "CLINE_DIR": "Cline's folder for its CLI and JetBrains hosts (default ~/.cline), whose data/ holds the tasks",
+        "CLINE_DATA_DIR": "Cline's data folder, in place of CLINE_DIR/data",
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         configured = env.get("CLINE_SESSION_DATA_DIR", "").strip()
         return [expand_home(configured, home) if configured else data_folder(env, home) / "sessions"]
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -57,8 +58,11 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class CodexImporter(AgentLogImporter):
     name = "codex"
+    variables: ClassVar[Mapping[str, str]] = {
+        "CODEX_HOME": "Codex's home folder (default ~/.codex), whose sessions/ and archived_sessions/ hold the rollouts"
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:

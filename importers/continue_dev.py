@@ -17,9 +17,10 @@ shows them either.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -50,8 +51,11 @@ _PLACEHOLDER_TITLES = {"New Session", "Untitled Session"}
 
 class ContinueImporter(AgentLogImporter):
     name = "continue"
+    variables: ClassVar[Mapping[str, str]] = {
+        "CONTINUE_GLOBAL_DIR": "Continue's global folder (default ~/.continue), whose sessions/ holds the sessions"
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [env_folder(env, "CONTINUE_GLOBAL_DIR", home, ".continue") / "sessions"]
 
     def session_files(self, folder: Path) -> list[Path]:

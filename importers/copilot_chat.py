@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from importers._common import (
     parse_time,
     shorten,
     summarise_tool_call,
+    system_folders,
 )
 from importers._files import file_time, iter_jsonl, read_head, read_regular
 from importers._vscode import uri_path, user_folders, workspace_folder
@@ -84,19 +86,20 @@ _EMPTY_LINK = re.compile(r"\[\]\(([^)\s]+)\)")  # `Read [](file:///src/app.ts)`:
 _LOG_START = re.compile(r'^\{\s*"kind"\s*:\s*0\s*,\s*"v"\s*:\s*\{')  # a log's first entry: the whole session
 
 
-def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
+def default_locations(env: Mapping[str, str], home: Path, platform: str | None = None) -> list[Path]:
     """Each VS Code-family editor's `workspaceStorage` and its empty-window sessions."""
     found: list[Path] = []
-    for user in user_folders(env, home):
+    for user in user_folders(env, home, platform):
         found += [user / "workspaceStorage", user / "globalStorage" / EMPTY_WINDOW]
     return found
 
 
 class CopilotChatImporter(AgentLogImporter):
     name = "copilot-chat"
+    variables = system_folders("XDG_CONFIG_HOME", "APPDATA")
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return default_locations(env, home)
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return default_locations(env, home, platform)
 
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(_session_files(folder))

@@ -19,9 +19,10 @@ namespace not known here is counted in the report.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -54,8 +55,11 @@ _KNOWN = {
 
 class CopilotCliImporter(AgentLogImporter):
     name = "copilot-cli"
+    variables: ClassVar[Mapping[str, str]] = {
+        "COPILOT_HOME": "GitHub Copilot CLI's folder (default ~/.copilot), whose session-state/ holds the sessions"
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [env_folder(env, "COPILOT_HOME", home, ".copilot") / "session-state"]
 
     def session_files(self, folder: Path) -> list[Path]:

@@ -20,7 +20,7 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     RECORD_ERRORS,
@@ -35,14 +35,14 @@ from importers._common import (
     count_unknown,
     env_folder,
     expand_home,
-    note_unknown,
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._files import read_regular, walk_files
-from importers._sqlite import is_sqlite, read_databases
-from importers.base import AgentLogImporter, ImportReport, SourceError
+from importers._sqlite import DatabaseImporter
+from importers.base import ImportReport
 from storage.models import Conversation, Role
 
 DB_NAME = "crush.db"
@@ -76,40 +76,32 @@ def _projects(registry: Path) -> list[tuple[Path, Path]]:
     return found
 
 
-class CrushImporter(AgentLogImporter):
+class CrushImporter(DatabaseImporter):
     name = "crush"
-    database = True
+    variables: ClassVar[Mapping[str, str]] = {
+        "CRUSH_GLOBAL_DATA": "Crush's global data folder, whose projects.json lists each project's database",
+        **system_folders("XDG_DATA_HOME", "LOCALAPPDATA"),
+    }
+    database_name = DB_NAME
+    tables = frozenset({"sessions", "messages"})
+    kind = "a Crush database"
+    none_found = f"no Crush database ({DB_NAME}) in {{path}} or its .crush folder"
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [data / DB_NAME for _, data in _projects(global_data(env, home) / "projects.json")]
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return [data / DB_NAME for _, data in _projects(global_data(env, home, platform) / "projects.json")]
 
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for f in walk_files(folder, 1) if f.name == DB_NAME) + sorted(
             f for f in folder.glob(f".crush/{DB_NAME}") if f.is_file()
         )
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return path.name == DB_NAME and is_sqlite(path)
-        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
+    def where(self, path: Path, database: Path) -> str:
+        return str(database.relative_to(path)) if database != path else database.name
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        databases = [path] if path.is_file() else self.session_files(path)
-        if not databases:
-            raise SourceError(f"no Crush database ({DB_NAME}) in {path} or its .crush folder")
-        unknown: UnknownCounts = {}
-        yield from read_databases(
-            databases,
-            report,
-            {"sessions", "messages"},
-            "a Crush database",
-            lambda database, where, connection: _read_database(
-                connection, where, _project(report.original(database)), report, unknown
-            ),
-            where=lambda database: str(database.relative_to(path)) if database != path else database.name,
-        )
-        note_unknown(report, unknown)
+    def read_database(
+        self, connection: sqlite3.Connection, where: str, database: Path, report: ImportReport, unknown: UnknownCounts
+    ) -> Iterator[Conversation]:
+        return _read_database(connection, where, _project(report.original(database)), report, unknown)
 
 
 def _project(database: Path) -> str | None:

@@ -43,6 +43,7 @@ from importers._common import (
     note_unknown,
     parse_time,
     summarise_tool_call,
+    system_folders,
 )
 from importers._files import walk_files
 from importers._sqlite import connect, is_sqlite, json_value, table_names
@@ -74,10 +75,11 @@ def default_locations(env: Mapping[str, str], home: Path, platform: str = sys.pl
 
 class CursorImporter(AgentLogImporter):
     name = "cursor"
+    variables = system_folders("XDG_CONFIG_HOME", "APPDATA")
     database = True  # SQLite: copied with the backup API, and re-read whole whenever it (or its WAL) changes
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return default_locations(env, home)
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return default_locations(env, home, platform)
 
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for f in walk_files(folder, 3) if f.name == DB_NAME)

@@ -58,7 +58,7 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 class CursorAgentImporter(AgentLogImporter):
     name = "cursor-agent"
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:

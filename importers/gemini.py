@@ -16,9 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -54,8 +55,11 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class GeminiImporter(AgentLogImporter):
     name = "gemini"
+    variables: ClassVar[Mapping[str, str]] = {
+        "GEMINI_CLI_HOME": "the folder holding Gemini CLI's .gemini (default: the home folder)"
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:

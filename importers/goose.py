@@ -21,7 +21,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     RECORD_ERRORS,
@@ -41,9 +41,10 @@ from importers._common import (
     result_text,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._files import file_time, iter_jsonl, read_head
-from importers._sqlite import is_sqlite, json_value, read_databases
+from importers._sqlite import DatabaseImporter, json_value
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -63,47 +64,40 @@ def session_folders(env: Mapping[str, str], home: Path, platform: str = sys.plat
     return folders
 
 
-class GooseImporter(AgentLogImporter):
+class GooseImporter(DatabaseImporter):
     """Goose 1.10 and later: `sessions.db`."""
 
     name = "goose"
-    database = True
+    variables: ClassVar[Mapping[str, str]] = {
+        "GOOSE_PATH_ROOT": "the folder Goose keeps everything under, whose data/sessions holds the sessions",
+        **system_folders("XDG_DATA_HOME", "APPDATA"),
+    }
+    database_name = DB_NAME
+    tables = frozenset({"sessions", "messages"})
+    kind = "a Goose database"
+    none_found = f"no Goose database ({DB_NAME}) in {{path}}"
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [folder / DB_NAME for folder in session_folders(env, home)]
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return [folder / DB_NAME for folder in session_folders(env, home, platform)]
 
     def session_files(self, folder: Path) -> list[Path]:
         root = folder / "sessions" if (folder / "sessions").is_dir() else folder
         return [root / DB_NAME] if (root / DB_NAME).is_file() else []
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return path.name == DB_NAME and is_sqlite(path)
-        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
-
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        databases = [path] if path.is_file() else self.session_files(path)
-        if not databases:
-            raise SourceError(f"no Goose database ({DB_NAME}) in {path}")
-        unknown: UnknownCounts = {}
-        yield from read_databases(
-            databases,
-            report,
-            {"sessions", "messages"},
-            "a Goose database",
-            lambda _, where, connection: _read_database(connection, where, report, unknown),
-        )
-        note_unknown(report, unknown)
+    def read_database(
+        self, connection: sqlite3.Connection, where: str, database: Path, report: ImportReport, unknown: UnknownCounts
+    ) -> Iterator[Conversation]:
+        return _read_database(connection, where, report, unknown)
 
 
 class GooseFilesImporter(AgentLogImporter):
     """Goose before 1.10: one `.jsonl` file per session."""
 
     name = "goose-files"
+    variables = GooseImporter.variables
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return session_folders(env, home)
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return session_folders(env, home, platform)
 
     def session_files(self, folder: Path) -> list[Path]:
         root = folder / "sessions" if (folder / "sessions").is_dir() else folder

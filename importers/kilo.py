@@ -14,3 +14,5 @@ from importers.opencode import OpenCodeImporter
 class KiloImporter(OpenCodeImporter):
     name = "kilo"
     app = "kilo"  # `$XDG_DATA_HOME/kilo/kilo.db`
+    kind = "a Kilo database"
+    none_found = "no Kilo database (kilo.db) in {path}"

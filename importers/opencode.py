@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -41,15 +42,16 @@ from importers._common import (
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
 from importers._files import any_file, file_time, read_head, read_regular
-from importers._sqlite import is_sqlite, json_value, read_databases
+from importers._sqlite import DatabaseImporter, json_value
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
 # Parts that are bookkeeping for OpenCode itself: steps, file snapshots, retries, compaction markers.
 _SILENT_PARTS = {"reasoning", "step-start", "step-finish", "snapshot", "patch", "retry", "compaction", "agent"}
-_TABLES = {"session", "message", "part"}
+_TABLES = frozenset({"session", "message", "part"})
 # The title a session has until OpenCode (or Kilo) names it: not a title, so the first prompt gives one.
 _DEFAULT_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -59,47 +61,39 @@ def data_folder(env: Mapping[str, str], home: Path) -> Path:
     return env_folder(env, "XDG_DATA_HOME", home, ".local", "share") / "opencode"
 
 
-class OpenCodeImporter(AgentLogImporter):
+class OpenCodeImporter(DatabaseImporter):
     """OpenCode 1.2 and later: the `opencode.db` SQLite database (`opencode-<channel>.db` for a
     preview channel's). Agents built on OpenCode keep the same database under their own names."""
 
     name = "opencode"
-    database = True
     app = "opencode"  # the folder under the data folder, and the database's name
+    variables = system_folders("XDG_DATA_HOME")
+    tables = _TABLES
+    kind = "an OpenCode database"
+    none_found = "no OpenCode database (opencode.db) in {path}"
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [env_folder(env, "XDG_DATA_HOME", home, ".local", "share") / self.app]
 
     def session_files(self, folder: Path) -> list[Path]:
         return sorted(f for f in folder.glob(f"{self.app}*.db") if f.is_file())
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return path.name.startswith(self.app) and path.suffix == ".db" and is_sqlite(path)
-        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
+    def is_database(self, file: Path) -> bool:
+        return file.name.startswith(self.app) and file.suffix == ".db"
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        databases = [path] if path.is_file() else self.session_files(path)
-        if not databases:
-            raise SourceError(f"no {self.name} database ({self.app}.db) in {path}")
-        unknown: UnknownCounts = {}
-        yield from read_databases(
-            databases,
-            report,
-            _TABLES,
-            "an OpenCode database",
-            lambda _, where, connection: _read_database(connection, where, report, unknown, self.name),
-        )
-        note_unknown(report, unknown)
+    def read_database(
+        self, connection: sqlite3.Connection, where: str, database: Path, report: ImportReport, unknown: UnknownCounts
+    ) -> Iterator[Conversation]:
+        return _read_database(connection, where, report, unknown, self.name)
 
 
 class OpenCodeFilesImporter(AgentLogImporter):
     """OpenCode 0.4 to 1.1: one JSON file per session, message and part under `storage/`."""
 
     name = "opencode-files"
+    variables = system_folders("XDG_DATA_HOME")
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [data_folder(env, home) / "storage"]
 
     def session_files(self, folder: Path) -> list[Path]:

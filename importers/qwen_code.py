@@ -16,9 +16,10 @@ record written just before the message also keeps (`userText`, in newer versions
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     Turn,
@@ -51,8 +52,12 @@ def runtime_folder(env: Mapping[str, str], home: Path) -> Path:
 
 class QwenCodeImporter(AgentLogImporter):
     name = "qwen-code"
+    variables: ClassVar[Mapping[str, str]] = {
+        "QWEN_HOME": "Qwen Code's home folder (default ~/.qwen), whose projects/ holds the sessions",
+        "QWEN_RUNTIME_DIR": "Qwen Code's runtime folder, which holds projects/ in place of QWEN_HOME",
+    }
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return [runtime_folder(env, home) / "projects"]
 
     def session_files(self, folder: Path) -> list[Path]:

@@ -1,7 +1,8 @@
 """The formats pastchats reads, and which one reads a given path.
 
 `IMPORTERS` is the one list of formats, in the order detection tries them: specific formats first,
-the lenient plain format last. `AGENT_LOGS` lists the formats sync finds on this machine by itself.
+the lenient plain format last. `AGENT_LOGS` lists the formats sync finds on this machine by itself, and
+`AGENT_VARIABLES` the environment variables they honour, which the settings read and document.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from storage.models import Conversation
 
 __all__ = [
     "AGENT_LOGS",
+    "AGENT_VARIABLES",
     "IMPORTERS",
     "agent_log",
     "choose",
@@ -82,6 +84,26 @@ AGENT_LOGS: list[AgentLogImporter] = [
 # Each format once, in the order detection tries them: the chat-app exports, the agents, and the
 # lenient plain format last.
 IMPORTERS: list[Importer] = [ClaudeImporter(), ChatGPTImporter(), *AGENT_LOGS, PlainImporter()]
+
+
+def _agent_variables() -> dict[str, str]:
+    """Each variable the agents declare, once, with what it moves; one several agents honour names them."""
+    described: dict[str, str] = {}
+    honouring: dict[str, list[str]] = {}
+    for importer in AGENT_LOGS:
+        for variable, description in importer.variables.items():
+            described.setdefault(variable, description)
+            honouring.setdefault(variable, []).append(importer.name)
+    return {
+        variable: f"{description}, for {', '.join(honouring[variable])}"
+        if len(honouring[variable]) > 1
+        else description
+        for variable, description in sorted(described.items())
+    }
+
+
+# Every environment variable an agent honours to move its files, with what it moves.
+AGENT_VARIABLES: dict[str, str] = _agent_variables()
 
 
 def names() -> list[str]:

@@ -34,13 +34,13 @@ from importers._common import (
     build_conversation,
     count_unknown,
     env_folder,
-    note_unknown,
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
+    system_folders,
 )
-from importers._sqlite import is_sqlite, read_databases
-from importers.base import AgentLogImporter, ImportReport, SourceError
+from importers._sqlite import DatabaseImporter
+from importers.base import ImportReport
 from storage.models import Conversation
 
 DB_NAME = "threads.db"
@@ -56,36 +56,25 @@ def data_folder(env: Mapping[str, str], home: Path, platform: str = sys.platform
     return env_folder(env, "XDG_DATA_HOME", home, ".local", "share") / "zed"
 
 
-class ZedImporter(AgentLogImporter):
+class ZedImporter(DatabaseImporter):
     name = "zed"
-    database = True
+    variables = system_folders("XDG_DATA_HOME", "LOCALAPPDATA")
+    database_name = DB_NAME
+    tables = frozenset({"threads"})
+    kind = "a Zed threads database"
+    none_found = f"no Zed threads database ({DB_NAME}) in {{path}}"
 
-    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [data_folder(env, home) / "threads" / DB_NAME]
+    def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
+        return [data_folder(env, home, platform) / "threads" / DB_NAME]
 
     def session_files(self, folder: Path) -> list[Path]:
         found = [folder / DB_NAME, folder / "threads" / DB_NAME]
         return [f for f in found if f.is_file()]
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return path.name == DB_NAME and is_sqlite(path)
-        return path.is_dir() and any(is_sqlite(f) for f in self.session_files(path))
-
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        databases = [path] if path.is_file() else self.session_files(path)
-        if not databases:
-            raise SourceError(f"no Zed threads database ({DB_NAME}) in {path}")
-        unknown: UnknownCounts = {}
-        yield from read_databases(
-            databases,
-            report,
-            {"threads"},
-            "a Zed threads database",
-            lambda _, where, connection: _read_database(connection, where, report, unknown),
-        )
-        note_unknown(report, unknown)
+    def read_database(
+        self, connection: sqlite3.Connection, where: str, database: Path, report: ImportReport, unknown: UnknownCounts
+    ) -> Iterator[Conversation]:
+        return _read_database(connection, where, report, unknown)
 
 
 def _read_database(

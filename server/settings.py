@@ -11,37 +11,20 @@ import platformdirs
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from importers.registry import AGENT_LOGS, AGENT_VARIABLES
 from storage.defaults import DEFAULT_MODEL
 from storage.store_meta import store_model
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-# The variables the coding agents themselves honour to move their logs; sync looks where they look.
-AGENT_VARIABLES = (
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "GEMINI_CLI_HOME",
-    "AIDER_CHAT_HISTORY_FILE",
-    "XDG_CONFIG_HOME",
-    "APPDATA",
-    "CLINE_DIR",
-    "CLINE_DATA_DIR",
-    "CLINE_SESSION_DATA_DIR",
-    "XDG_DATA_HOME",
-    "LOCALAPPDATA",
-    "QWEN_HOME",
-    "QWEN_RUNTIME_DIR",
-    "CONTINUE_GLOBAL_DIR",
-    "CRUSH_GLOBAL_DATA",
-    "GOOSE_PATH_ROOT",
-    "COPILOT_HOME",
-)
+_AGENTS = ", ".join(importer.name for importer in AGENT_LOGS)
+_VARIABLES = "; ".join(f"`{name}`: {description}" for name, description in AGENT_VARIABLES.items())
 
 
 def agent_environment() -> dict[str, str]:
+    """The variables the agents themselves honour to move their logs (each importer declares its own),
+    as this process's environment sets them: sync looks where the agents look."""
     return {name: os.environ[name] for name in AGENT_VARIABLES if os.environ.get(name)}
 
 
@@ -124,7 +107,7 @@ class Settings(BaseSettings):
 
     sync: bool = Field(
         default=True,
-        description="Follow the agent logs (Claude Code, Codex, Gemini CLI, Aider, Cursor) while `pastchats serve` "
+        description=f"Follow the agent logs ({_AGENTS}) while `pastchats serve` "
         "runs: what an agent writes is searchable within seconds. One process per store watches (the others "
         "take over when it exits). `false` turns it off.",
     )
@@ -150,9 +133,8 @@ class Settings(BaseSettings):
     )
     agent_env: dict[str, str] = Field(
         default_factory=agent_environment,
-        description="The agents' own location variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`, "
-        "`AIDER_CHAT_HISTORY_FILE`, `XDG_CONFIG_HOME`, `APPDATA`, `CLINE_DIR`, `CLINE_DATA_DIR`), read from the "
-        "environment as the agents do.",
+        description="The agents' own location variables, read from the environment as the agents do (a JSON "
+        f"object overrides them): {_VARIABLES}.",
     )
     redact: bool = Field(
         default=True,

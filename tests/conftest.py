@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests.hermetic import HomeGuard, hermetic_environment
 
 if TYPE_CHECKING:
     from storage.library import Library
@@ -33,22 +36,43 @@ def model_cache_dir() -> Path:
     pytest.skip("the embedding model is not cached; set FASTEMBED_CACHE_PATH to a fastembed cache")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def derived_models_of_this_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Files pastchats derives from the model (the int8 copy for documents) go to a cache folder of
-    this test session, not this machine's user cache: made once per session, by the first import."""
-    before = {name: os.environ.get(name) for name in ("XDG_CACHE_HOME", "UV_CACHE_DIR")}
-    # uv finds its own cache by the same variable: tests that install offline keep the machine's.
-    os.environ["UV_CACHE_DIR"] = before["UV_CACHE_DIR"] or str(
-        Path(before["XDG_CACHE_HOME"] or Path.home() / ".cache") / "uv"
-    )
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("user-cache"))
+# Captured when the test run starts, before anything changes HOME.
+HOME_GUARD = HomeGuard.of_this_machine(REPO_ROOT)
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own configuration, which makes the temporary folders
+def pytest_configure(config: pytest.Config) -> None:
+    """Before anything else (collection included), the run gets a home of its own: HOME, the XDG and
+    Windows folders and every agent's location variable in this run's temporary folder, and so do the
+    processes tests start; files pastchats derives from the model go to a cache folder of this run (made
+    once, by the first import). From here on, touching the real home fails the run."""
+    factory: pytest.TempPathFactory = config._tmp_path_factory  # type: ignore[attr-defined]
+    home = factory.mktemp("home", numbered=False)
+    os.environ.update(hermetic_environment(home, factory.mktemp("user-cache", numbered=False)))
+    HOME_GUARD.allow(factory.getbasetemp())
+    HOME_GUARD.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    HOME_GUARD.stop()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Every touch fails the run, those outside any test (collection, a module's fixtures) too."""
+    touched = HOME_GUARD.touched_since(0)
+    if touched:
+        print("\nTests touched the real home:\n" + "\n".join(touched), file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def nothing_touches_the_real_home() -> Iterator[None]:
+    start = len(HOME_GUARD.touched)  # what came before this test is reported at the end of the run
     yield
-    for name, value in before.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    touched = HOME_GUARD.touched_since(start)
+    if touched:
+        pytest.fail("this test touched the real home:\n" + "\n".join(touched), pytrace=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -69,6 +69,15 @@ def _mutate_once(node: Any, data: st.DataObject) -> Any:
     return node
 
 
+def json_line(line: str) -> Any:
+    """A JSON Lines record; None for a blank line or one cut short (a seed may end in one, as a log
+    being written does)."""
+    try:
+        return json.loads(line) if line.strip() else None
+    except ValueError:
+        return None
+
+
 def dumps(document: Any) -> str:
     """JSON text, NaN and Infinity included as Python writes them (hostile too)."""
     return json.dumps(document, ensure_ascii=False)

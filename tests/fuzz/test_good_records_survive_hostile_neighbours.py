@@ -3,6 +3,7 @@ they do alone, and the hostile one is imported or reported, never silently dropp
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -19,7 +20,8 @@ from hypothesis import strategies as st
 from importers import registry
 from importers.base import ImportReport
 from storage.models import Conversation
-from tests.fuzz.strategies import damage, dumps, mutate
+from tests.agent_fixtures import good_session
+from tests.fuzz.strategies import damage, dumps, json_line, mutate
 from tests.importers.test_crush import crush_database
 from tests.importers.test_goose import goose_database
 from tests.importers.test_opencode import database_from_storage
@@ -46,7 +48,7 @@ def hostile_json_lines(raw: str, data: st.DataObject) -> str:
     raw = other_ids(raw)
     if data.draw(st.booleans(), label="damage bytes"):
         return damage(raw.encode(), data).decode("utf-8", "replace")
-    records = [json.loads(line) for line in raw.splitlines() if line.strip()]
+    records = [record for line in raw.splitlines() if (record := json_line(line)) is not None]
     for _ in range(data.draw(st.integers(1, 3), label="mutations")):
         at = data.draw(st.integers(0, len(records) - 1), label="line")
         records[at] = mutate(records[at], data, 1)
@@ -380,37 +382,27 @@ def _one(pattern: str) -> Path:
     return next(IMPORTERS.glob(pattern))
 
 
-SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
+def agent_sessions(format: str) -> tuple[str, Writer, Neighbour]:
+    """An agent whose sessions are files: a session of its fixtures that reads whole, where the agent
+    keeps it; the neighbour is one more session file beside it."""
+    seed, layout = good_session(format)
+    return session_files(seed, layout, f"{seed.stem}-fa11{seed.suffix}")
+
+
+# The formats whose good records and hostile neighbour are written their own way; every other agent's
+# are its session files (`agent_sessions`).
+WRITTEN: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
     "plain": plain,
     "claude": lambda: export_list(IMPORTERS / "claude/export-2025/conversations.json"),
     "chatgpt": lambda: export_list(IMPORTERS / "chatgpt/single/conversations.json"),
-    "claude-code": lambda: session_files(
-        _one("claude-code/projects/-home-ana-src-shop/*.jsonl"),
-        "projects/-home-a/5e55e000-1111-4000-8000-000000000001.jsonl",
-        "5e55e000-1111-4000-8000-000000000001.jsonl",
-    ),
-    "codex": lambda: session_files(
-        _one("codex/sessions/2025/03/*/*.jsonl"),
-        "sessions/2025/03/14/rollout-2025-03-14T09-00-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
-        "rollout-2025-03-14T10-00-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
-    ),
-    "gemini": lambda: session_files(
-        _one("gemini/tmp/0f0f*/chats/session-*.json"),
-        "tmp/0f0f/chats/session-2024-11-20T08-15-4d5e6f70.json",
-        "session-2024-11-21T08-15-fa11fa11.json",
-    ),
     "aider": aider,
     "cursor": cursor,
-    "copilot-chat": lambda: session_files(
-        _one("copilot-chat/Code/User/workspaceStorage/*/chatSessions/4b0f9a7c-*.json"),
-        "User/workspaceStorage/8d5b/chatSessions/4b0f9a7c-2d3e-4f51-8a6b-7c9d0e1f2a3b.json",
-        "4b0f9a7c-2d3e-4f51-8a6b-7c9d0e1f2a3b.json",
-    ),
     "cline": lambda: task_folders(_one("cline/*/*/*/*/tasks/1754294400000/ui_messages.json"), "saoudrizwan.claude-dev"),
     "roo-code": lambda: task_folders(
         next(IMPORTERS.glob("roo-code/**/019bd3f2-*/ui_messages.json")), "rooveterinaryinc.roo-cline"
     ),
     "kilo-code": lambda: task_folders(next(IMPORTERS.glob("kilo-code/**/ui_messages.json")), "kilocode.kilo-code"),
+    # A session's folder is named by its id too: the neighbour is a session of the older, flat layout.
     "cursor-agent": lambda: session_files(
         _one("cursor-agent/.cursor/projects/*/agent-transcripts/7e6d5c4b-*.jsonl"),
         ".cursor/projects/home-ana-src-vite/agent-transcripts/7e6d5c4b-3a29-4180-9f7e-6d5c4b3a2918.jsonl",
@@ -418,31 +410,23 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
     ),
     "opencode": opencode,
     "opencode-files": opencode_files,
-    "kilo": kilo,
-    "qwen-code": lambda: session_files(
-        _one("qwen-code/real-0.15/projects/*/chats/7c67c8af-*.jsonl"),
-        "projects/-home-a/chats/7c67c8af-d544-4d32-8085-4c32662f0b74.jsonl",
-        "7c67c8af-d544-4d32-8085-4c32662f0b74.jsonl",
-    ),
-    "continue": lambda: session_files(
-        _one("continue/shapes/sessions/6c1d2e3f-*.json"),
-        "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
-        "6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
-    ),
     "crush": lambda: session_rows("crush/rows.json", crush_database, "project/.crush/crush.db", ("parts",)),
     "goose": lambda: session_rows(
         "goose/rows.json", goose_database, "sessions/sessions.db", ("content_json", "metadata_json")
     ),
-    "goose-files": lambda: session_files(
-        IMPORTERS / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl", "20250310_100000.jsonl"
-    ),
     "zed": zed,
+    "kilo": kilo,
     "copilot-cli": lambda: session_files(
         _one("copilot-cli/shapes-1.0/session-state/2f8d9c41-*/events.jsonl"),
         "session-state/2f8d9c41-7a3e-4b6d-9e1f-0c2b3a4d5e6f/events.jsonl",
         "../fa11fa11-7a3e-4b6d-9e1f-0c2b3a4d5e6f.jsonl",
     ),
     "cline-sdk": cline_sdk,
+}
+SOURCES = WRITTEN | {
+    importer.name: functools.partial(agent_sessions, importer.name)
+    for importer in registry.AGENT_LOGS
+    if importer.name not in WRITTEN and not importer.database
 }
 
 

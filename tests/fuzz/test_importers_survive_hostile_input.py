@@ -17,75 +17,27 @@ from importers import registry
 from storage.embedding.embedder import HashEmbedder
 from storage.errors import PastchatsError
 from storage.library import Library
-from tests.fuzz.strategies import damage, dumps, mutate
+from tests.agent_fixtures import good_session
+from tests.fuzz.strategies import damage, dumps, json_line, mutate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 IMPORTER_FIXTURES = FIXTURES / "importers"
 
-# Each format's seed (a real-shaped fixture), how it is laid out on disk, and where the importer is pointed.
-SEEDS: dict[str, tuple[Path, str]] = {
+# Each format's seed (a real-shaped fixture), how it is laid out on disk, and where the importer is
+# pointed: the exports' and the plain format's here, and for every agent whose sessions are files, a
+# session of its fixtures that reads whole, where the agent keeps it.
+EXPORTS: dict[str, tuple[Path, str]] = {
     "claude": (IMPORTER_FIXTURES / "claude/export-2025/conversations.json", "conversations.json"),
     "chatgpt": (IMPORTER_FIXTURES / "chatgpt/single/conversations.json", "conversations.json"),
-    "claude-code": (
-        next((IMPORTER_FIXTURES / "claude-code/projects/-home-ana-src-shop").glob("*.jsonl")),
-        "projects/-home-a/5e55e000-1111-4000-8000-000000000001.jsonl",
-    ),
-    "codex": (
-        next((IMPORTER_FIXTURES / "codex/sessions").rglob("*.jsonl")),
-        "sessions/2025/03/14/rollout-2025-03-14T09-00-00-0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
-    ),
-    "gemini": (
-        next((IMPORTER_FIXTURES / "gemini/tmp").rglob("session-*.json")),
-        "tmp/0f0f/chats/session-2024-11-20T08-15-4d5e6f70.json",
-    ),
-    "aider": (IMPORTER_FIXTURES / "aider/.aider.chat.history.md", ".aider.chat.history.md"),
-    "copilot-chat": (
-        next((IMPORTER_FIXTURES / "copilot-chat").rglob("9c8e7d6f-*.jsonl")),
-        "workspaceStorage/8d5b/chatSessions/9c8e7d6f-5a4b-4c3d-8e2f-1a0b9c8d7e6f.jsonl",
-    ),
-    "cursor-agent": (
-        next((IMPORTER_FIXTURES / "cursor-agent").rglob("3f2e1d0c-*.jsonl")),
-        ".cursor/projects/home-ana-src-vite/agent-transcripts/3f2e/3f2e.jsonl",
-    ),
-    "cline": (
-        IMPORTER_FIXTURES / "cline/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",
-        "saoudrizwan.claude-dev/tasks/1754294400000/ui_messages.json",
-    ),
-    "roo-code": (
-        next((IMPORTER_FIXTURES / "roo-code").rglob("019bd3f2-*/ui_messages.json")),
-        "rooveterinaryinc.roo-cline/tasks/019bd3f2/ui_messages.json",
-    ),
-    "kilo-code": (
-        next((IMPORTER_FIXTURES / "kilo-code").rglob("ui_messages.json")),
-        "kilocode.kilo-code/tasks/0d4c3b2a/ui_messages.json",
-    ),
     "plain": (FIXTURES / "corpus/chats.jsonl", "chats.jsonl"),
-    "opencode-files": (
-        next((IMPORTER_FIXTURES / "opencode/shapes/storage/session").rglob("ses_6a1f*.json")),
-        "storage/session/4b0e/ses_6a1f0c2b3ffeA1b2C3d4E5f6G7.json",
-    ),
-    "qwen-code": (
-        next((IMPORTER_FIXTURES / "qwen-code/shapes").rglob("3f0c*.jsonl")),
-        "projects/-home-a/chats/3f0c6b2e-5a1d-4c7e-9b8f-2d4e6a8c0b1d.jsonl",
-    ),
-    "continue": (
-        IMPORTER_FIXTURES / "continue/shapes/sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
-        "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
-    ),
-    "goose-files": (IMPORTER_FIXTURES / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl"),
-    "copilot-cli": (
-        next((IMPORTER_FIXTURES / "copilot-cli/shapes-1.0").rglob("events.jsonl")),
-        "session-state/2f8d9c41/events.jsonl",
-    ),
-    "cline-sdk": (
-        next((IMPORTER_FIXTURES / "cline-sdk/shapes/data/sessions").rglob("1784094124598_rruoq.messages.json")),
-        "sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json",
-    ),
 }
-# Cursor's databases are fuzzed below; OpenCode's database (and Kilo's, the same database under
-# another name) holds the records its files hold (fuzzed above as `opencode-files`) and converts them
-# with the same code, and so does Goose's (`goose-files`);
-# Crush's and Zed's broken rows are in their fixtures (tests/importers/test_crush.py, test_zed.py).
+SEEDS = EXPORTS | {
+    importer.name: good_session(importer.name) for importer in registry.AGENT_LOGS if not importer.database
+}
+# The agents' databases: Cursor's are fuzzed below; OpenCode's database (and Kilo's, the same
+# database under another name) holds the records its files hold (fuzzed above as `opencode-files`) and
+# converts them with the same code, and so does Goose's (`goose-files`); Crush's and Zed's broken rows
+# are in their fixtures (tests/importers/test_crush.py, test_zed.py).
 FORMATS = [*SEEDS, "cursor", "opencode", "kilo", "crush", "goose", "zed"]
 RUNS = settings(
     max_examples=8,
@@ -122,7 +74,7 @@ def hostile_file(seed: Path, data: st.DataObject) -> bytes:
             lines.insert(at, data.draw(st.text(max_size=60), label="inserted line") + "\n")
         text = "".join(lines)
     elif seed.suffix == ".jsonl":
-        records = [json.loads(line) for line in raw.decode().splitlines()[:4] if line.strip()]
+        records = [record for line in raw.decode().splitlines()[:4] if (record := json_line(line)) is not None]
         for _ in range(times):  # the file stays a list of lines; what each line holds is fuzzed
             at = data.draw(st.integers(0, len(records) - 1), label="record")
             records[at] = mutate(records[at], data, 1)

@@ -115,11 +115,10 @@ def test_copilot_sync_appends_to_a_log_and_reads_only_the_session_that_grew(fixt
         library.close()
 
 
-def test_copilot_default_locations_cover_every_editor_and_the_empty_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sys.platform", "darwin")
+def test_copilot_default_locations_cover_every_editor_and_the_empty_window() -> None:
     home = Path("/Users/ana")
 
-    found = CopilotChatImporter().default_locations({}, home)
+    found = CopilotChatImporter().default_locations({}, home, "darwin")
 
     assert home / "Library/Application Support/Code/User/workspaceStorage" in found
     assert home / "Library/Application Support/Code - Insiders/User/globalStorage/emptyWindowChatSessions" in found

@@ -8,63 +8,42 @@ from pathlib import Path
 
 import pytest
 
+from importers import registry
 from importers.aider import AiderImporter
+from tests.agent_fixtures import FIXTURES, session_folders
 
 from .conftest import build_vscdb
 
-SOURCES = [
-    "aider/interrupted",
-    "aider-0.86",
-    "chatgpt-2025/export",
-    "chatgpt-2025/conversation-68b0c1d2.json",
-    "claude-branches",
-    "claude-code-2.1",
-    "claude-code-commands",
-    "codex-2026",
-    "copilot-chat/Code/User",
-    "cline/Code/User",
-    "cursor-agent/.cursor",
-    "roo-code/Library/Application Support/Code/User/globalStorage/rooveterinaryinc.roo-cline",
-    "kilo-code/AppData/Roaming/Code/User/globalStorage/kilocode.kilo-code/tasks",
-    "cursor-versions",
-    "cursor-2025-05",
-    "cursor-2026",
-    "gemini-home/.gemini",
-    "gemini-subagents/.gemini",
-    # More agents: files their tools wrote, and each version's shapes.
-    "opencode/real-1.18/opencode.db",
-    "opencode/real-1.1/storage",
-    "opencode/shapes/storage",
-    "qwen-code/real-0.15/projects",
-    "qwen-code/shapes/projects",
-    "continue/real-cn-1.5/sessions",
-    "continue/shapes/sessions",
-    "goose/sessions",
-    "kilo/shapes-7.6/kilo.db",
-    "copilot-cli/shapes-1.0/session-state",
-    "copilot-cli/shapes-0.0.369/session-state",
-    "cline-sdk/shapes/data/sessions",
-    # What real files showed: the shapes each importer once misread.
-    "cline-3/tasks",
-    "claude-code-windows",
-    "qwen-code/at-command/projects",
-    "continue/reasoning/sessions",
-    "codex-desktop",
-    "copilot-chat-edits/Code/User",
+# The exports', Cursor's (its databases' rows) and a second Aider history; every agent's fixture folders,
+# as it finds sessions in them (`tests.agent_fixtures`), follow.
+OTHERS = [
+    ("aider/interrupted", "aider"),
+    ("chatgpt-2025/export", None),
+    ("chatgpt-2025/conversation-68b0c1d2.json", None),
+    ("claude-branches", None),
+    ("cursor-versions", "cursor"),
+    ("cursor-2025-05", "cursor"),
+    ("cursor-2026", "cursor"),
 ]
+AGENTS = [
+    (str(folder.relative_to(FIXTURES)), importer.name)
+    for importer in registry.AGENT_LOGS
+    for folder in session_folders(importer)
+]
+SOURCES = [*OTHERS, *AGENTS]
 
 
-@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize(("source", "format"), SOURCES)
 def test_reimporting_a_real_shape_fixture_adds_nothing(
-    source: str, fixtures: Path, tmp_path: Path, import_fixture
+    source: str, format: str | None, fixtures: Path, tmp_path: Path, import_fixture
 ) -> None:
     path = fixtures / source
-    importer = AiderImporter(tz=UTC) if source.startswith("aider") else None
-    if source.startswith("cursor-") and not source.startswith("cursor-agent"):  # a global database, from its rows
+    importer = AiderImporter(tz=UTC) if format == "aider" else None
+    if format == "cursor":  # a global database, from its rows
         path = build_vscdb(tmp_path / "state.vscdb", json.loads(next(path.glob("global*.json")).read_text()))
 
-    first = import_fixture(path, importer=importer)
-    again = import_fixture(path, importer=importer, library=first.library)
+    first = import_fixture(path, format, importer=importer)
+    again = import_fixture(path, format, importer=importer, library=first.library)
 
     assert first.conversations
     assert f"0 new, 0 updated, {len(first.conversations)} unchanged" in again.summary

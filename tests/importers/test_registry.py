@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from importers import registry
-from importers.base import SourceError
+from importers.base import PLATFORMS, SourceError
+from tests.agent_fixtures import FIXTURES, session_folders
 
 GEMINI_SESSION = (
     "gemini/tmp/ddd5c1271bba0899aa1da52d83260612eaf190303be48f820f2c891ffbfd9168/chats/"
@@ -75,14 +77,74 @@ def test_registry_rejects_a_zip_with_nothing_it_knows(tmp_path: Path) -> None:
         registry.detect(archive)
 
 
-def test_registry_lists_every_format_with_plain_last() -> None:
-    assert registry.names() == [
-        "claude", "chatgpt",
-        "opencode", "opencode-files", "kilo", "qwen-code", "continue", "crush", "goose", "goose-files", "zed",
-        "copilot-cli", "cline-sdk", "claude-code", "codex", "gemini", "aider",
-        "copilot-chat", "cline", "roo-code", "kilo-code", "cursor-agent", "cursor",
-        "plain",
-    ]  # fmt: skip
+def test_registry_lists_every_format_once_exports_first_and_plain_last() -> None:
+    names = registry.names()
+    assert len(set(names)) == len(names)
+    assert names[:2] == ["claude", "chatgpt"]
+    assert names[-1] == "plain"
+    assert names[2:-1] == [importer.name for importer in registry.AGENT_LOGS]
+    # Detection order that matters: Qwen Code's records would pass Claude Code's looser test, and a VS
+    # Code folder holds state.vscdb files as Cursor's does.
+    assert names.index("qwen-code") < names.index("claude-code")
+    assert names.index("copilot-chat") < names.index("cursor")
+
+
+class Recorded(Mapping[str, str]):
+    """An environment that remembers every variable looked up in it."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        self.values = values
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> str:
+        self.read.add(key)
+        return self.values[key]
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(str(key))
+        return key in self.values
+
+    def __iter__(self) -> Iterator[str]:
+        raise AssertionError("an importer looks up its own variables, never the whole environment")
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+AGENTS = {importer.name: importer for importer in registry.AGENT_LOGS}
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_each_agent_reads_the_variables_it_declares_and_no_other(name: str, tmp_path: Path) -> None:
+    importer = AGENTS[name]
+    home = tmp_path / "home"
+    read: set[str] = set()
+    every = {variable: str(tmp_path / "moved" / variable) for variable in registry.AGENT_VARIABLES}
+    for values in ({}, every):
+        for platform in PLATFORMS:
+            env = Recorded(values)
+            importer.default_locations(env, home, platform)
+            read |= env.read
+    assert read == set(importer.variables)
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_each_agent_keeps_its_sessions_in_the_home_on_every_system(name: str, tmp_path: Path) -> None:
+    """With none of its variables set, every place an agent is looked for is in the user's home."""
+    home = tmp_path / "home"
+    for platform in PLATFORMS:
+        locations = AGENTS[name].default_locations({}, home, platform)
+        assert all(home in location.parents for location in locations), (platform, locations)
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_each_declared_variable_says_what_it_moves(name: str) -> None:
+    for variable, description in AGENTS[name].variables.items():
+        assert variable.isupper()
+        assert description.strip()
+        assert "\n" not in description
+        assert not description.endswith("."), "one line, joined into the settings' help"
+        assert registry.AGENT_VARIABLES[variable].startswith(description), "one description for each variable"
 
 
 def test_conversation_with_the_opt_out_marker_is_skipped_by_every_importer(fixtures: Path, tmp_path: Path) -> None:
@@ -132,3 +194,17 @@ def test_a_source_that_gives_no_chats_and_no_reason_is_said_to_be_empty(tmp_path
 
     assert list(conversations) == []
     assert report.notes == ["chats.jsonl holds no plain conversations: nothing in it could be read as one"]
+
+
+@pytest.mark.parametrize(
+    ("folder", "name"),
+    [(folder, importer.name) for importer in registry.AGENT_LOGS for folder in session_folders(importer)],
+    ids=lambda value: str(value.relative_to(FIXTURES)) if isinstance(value, Path) else value,
+)
+def test_no_other_format_takes_what_an_agent_claims_in_its_fixtures(folder: Path, name: str) -> None:
+    """Detection tries the formats in order: an agent's session, or its folder, goes to that agent."""
+    importer = registry.agent_log(name)
+    claimed = [path for path in [folder, *importer.session_files(folder)] if importer.detect(path)]
+    assert claimed
+    for path in claimed:
+        assert registry.detect(path).name == name, path

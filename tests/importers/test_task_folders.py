@@ -142,21 +142,24 @@ def test_task_folders_copied_out_of_their_extension_are_told_apart_by_their_firs
     ],
 )
 def test_task_folders_are_looked_for_in_every_editors_global_storage(
-    platform: str, env: dict[str, str], user: str, monkeypatch: pytest.MonkeyPatch
+    platform: str, env: dict[str, str], user: str
 ) -> None:
-    monkeypatch.setattr("sys.platform", platform)
     home = Path("/home/ana")
 
-    cline = ClineImporter().default_locations(env, home)
+    cline = ClineImporter().default_locations(env, home, platform)
     assert Path(user) / "globalStorage" / "saoudrizwan.claude-dev" / "tasks" in cline
     assert Path(str(Path(user)).replace("/Code/", "/Cursor/")) / "globalStorage/saoudrizwan.claude-dev/tasks" in cline
     assert home / ".vscode-server/data/User/globalStorage/saoudrizwan.claude-dev/tasks" in cline
     assert home / ".cline" / "data" / "tasks" in cline  # the CLI and JetBrains hosts
     assert Path(user) / "globalStorage/rooveterinaryinc.roo-cline/tasks" in RooCodeImporter().default_locations(
-        env, home
+        env, home, platform
     )
-    assert Path(user) / "globalStorage/kilocode.kilo-code/tasks" in KiloCodeImporter().default_locations(env, home)
-    assert ClineImporter().default_locations({"CLINE_DIR": "/opt/cline"}, home)[-1] == Path("/opt/cline/data/tasks")
+    assert Path(user) / "globalStorage/kilocode.kilo-code/tasks" in KiloCodeImporter().default_locations(
+        env, home, platform
+    )
+    assert ClineImporter().default_locations({"CLINE_DIR": "/opt/cline"}, home, platform)[-1] == Path(
+        "/opt/cline/data/tasks"
+    )
 
 
 CLINE_3 = "cline-3/tasks"

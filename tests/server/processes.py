@@ -41,7 +41,7 @@ def build_real_store(home: Path, model_cache_dir: Path) -> Path:
 
 def server_env(model_cache_dir: Path, **extra: str) -> dict[str, str]:
     """What a desktop client gives a server it starts (HOME, PATH and little else), plus the model cache
-    (never a download)."""
+    (never a download). HOME is the test run's own (`tests.hermetic`), never the user's."""
     env = {key: os.environ[key] for key in ("HOME", "PATH", "LANG", "TMPDIR") if key in os.environ}
     env["FASTEMBED_CACHE_PATH"] = str(model_cache_dir)
     env["PASTCHATS_SYNC"] = "false"  # never this machine's own agent logs

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 from pydantic import AliasChoices
 
+from importers.registry import AGENT_VARIABLES
 from server.cli import cli
 from server.settings import Settings
 
@@ -77,3 +78,14 @@ def test_no_module_but_the_settings_readers_reads_the_environment() -> None:
         if readers.search(path.read_text(encoding="utf-8")) and path != ROOT / "server" / "settings.py"
     ]
     assert offenders == []
+
+
+@pytest.mark.parametrize("name", list(AGENT_VARIABLES))
+def test_every_agent_variable_is_read_and_documented(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each variable an importer declares is read into the settings, named in their help and in the
+    README's table of where sync looks."""
+    monkeypatch.setenv(name, "/somewhere")
+    assert Settings().agent_env[name] == "/somewhere"
+    assert f"`{name}`" in (Settings.model_fields["agent_env"].description or "")
+    sync = README.split("## Keeping up to date: sync", 1)[1].split("\n## ", 1)[0]
+    assert name in sync

@@ -14,6 +14,7 @@ from importers._common import has_opt_out
 from importers._files import not_regular_reason
 from importers._safe import safe_conversations
 from importers.aider import AiderImporter
+from importers.amazon_q import AmazonQImporter, KiroCliImporter
 from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
 from importers.claude import ClaudeImporter
@@ -29,6 +30,7 @@ from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
+from importers.pi import PiImporter
 from importers.plain import PlainImporter
 from importers.qwen_code import QwenCodeImporter
 from importers.roo_code import RooCodeImporter
@@ -60,6 +62,9 @@ AGENT_LOGS: list[AgentLogImporter] = [
     GooseImporter(),
     GooseFilesImporter(),
     ZedImporter(),
+    AmazonQImporter(),
+    KiroCliImporter(),
+    PiImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),

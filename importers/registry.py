@@ -29,6 +29,7 @@ from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo_code import KiloCodeImporter
+from importers.kimi import KimiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.pi import PiImporter
 from importers.plain import PlainImporter
@@ -65,6 +66,7 @@ AGENT_LOGS: list[AgentLogImporter] = [
     AmazonQImporter(),
     KiroCliImporter(),
     PiImporter(),
+    KimiImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),

@@ -31,6 +31,7 @@ from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.kimi import KimiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
+from importers.openhands import OpenHandsImporter
 from importers.pi import PiImporter
 from importers.plain import PlainImporter
 from importers.qwen_code import QwenCodeImporter
@@ -67,6 +68,7 @@ AGENT_LOGS: list[AgentLogImporter] = [
     KiroCliImporter(),
     PiImporter(),
     KimiImporter(),
+    OpenHandsImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),

@@ -65,7 +65,7 @@ class PiImporter(AgentLogImporter):
     def session_files(self, folder: Path) -> list[Path]:
         root = folder / "sessions" if (folder / "sessions").is_dir() else folder
         found = set(root.glob("*/*.jsonl")) | set(root.glob("*.jsonl"))
-        return sorted(file for file in found if file.is_file() and _looks_like_session(file))
+        return sorted(file for file in found if file.is_file())
 
     def detect(self, path: Path) -> bool:
         if path.is_file():

@@ -20,6 +20,7 @@ from importers import registry
 from importers.base import ImportReport
 from storage.models import Conversation
 from tests.fuzz.strategies import damage, dumps, mutate
+from tests.importers.test_amazon_q import write_amazon_q_database
 from tests.importers.test_crush import crush_database
 from tests.importers.test_goose import goose_database
 from tests.importers.test_opencode import database_from_storage
@@ -319,6 +320,62 @@ def opencode() -> tuple[str, Writer, Neighbour]:
     return "opencode.db", good, hostile
 
 
+def amazon_q(table: str, rows: str, folder_name: str) -> tuple[str, Writer, Neighbour]:
+    """Amazon Q and Kiro CLI: a row per conversation; the neighbour is a copy of the first under an
+    id and folder of its own, its conversation state mutated."""
+    tables: dict[str, list[dict[str, Any]]] = json.loads((IMPORTERS / "amazon-q" / rows).read_text())
+    layout = f"{folder_name}/data.sqlite3"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        neighbour = json.loads(other_ids(json.dumps(tables[table][0])))
+        neighbour["key"] = "/home/fa11/neighbour"
+        value = mutate(neighbour["value"], data, data.draw(st.integers(1, 3), label="mutations"))
+        neighbour["value"] = dumps(value).encode("utf-8", "surrogatepass")
+        (folder / layout).unlink()
+        write_amazon_q_database({**tables, table: [*tables[table], neighbour]}, folder / layout)
+
+    return layout, lambda folder: write_amazon_q_database(tables, folder / layout) and None, hostile
+
+
+def kimi() -> tuple[str, Writer, Neighbour]:
+    """Kimi CLI: a folder per session; the neighbour is one more session's wire log."""
+    seed = _one("kimi-cli/.kimi/sessions/*/2b7e4c1a-*/wire.jsonl")
+    raw = seed.read_text(encoding="utf-8")
+    layout = ".kimi/sessions/93810c1caacf64d96eac69398065e2d9/2b7e4c1a-9d3f-4e6a-8b5c-1d2e3f4a5b6c/wire.jsonl"
+
+    def good(folder: Path) -> None:
+        (folder / layout).parent.mkdir(parents=True, exist_ok=True)
+        (folder / layout).write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        target = folder / other_ids(layout)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(hostile_json_lines(raw, data).encode("utf-8", "surrogatepass"))
+
+    return ".kimi", good, hostile
+
+
+def openhands() -> tuple[str, Writer, Neighbour]:
+    """OpenHands: a folder per conversation, a file per event; the neighbour is a copy of the
+    conversation under an id of its own, one of its files hostile."""
+    seed = IMPORTERS / "openhands/.openhands/sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7"
+    sessions = ".openhands/sessions"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        copy = folder / sessions / "fa11fa112b9e8d4c6fa0b1c2d3e4f5a6"
+        shutil.copytree(seed, copy)
+        metadata = copy / "metadata.json"
+        metadata.write_text(metadata.read_text().replace(seed.name, copy.name))
+        target = data.draw(st.sampled_from(sorted(copy.rglob("*.json"))), label="file")
+        if data.draw(st.booleans(), label="damage bytes"):
+            target.write_bytes(damage(target.read_bytes(), data))
+        else:
+            document = mutate(json.loads(target.read_text()), data, data.draw(st.integers(1, 3), label="mutations"))
+            target.write_bytes(dumps(document).encode("utf-8", "surrogatepass"))
+
+    return ".openhands", lambda folder: shutil.copytree(seed, folder / sessions / seed.name) and None, hostile
+
+
 def _one(pattern: str) -> Path:
     return next(IMPORTERS.glob(pattern))
 
@@ -379,6 +436,15 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         IMPORTERS / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl", "20250310_100000.jsonl"
     ),
     "zed": zed,
+    "amazon-q": lambda: amazon_q("conversations", "rows.json", "amazon-q"),
+    "kiro-cli": lambda: amazon_q("conversations_v2", "kiro-rows.json", "kiro-cli"),
+    "pi": lambda: session_files(
+        _one("pi/sessions/--home-ana-src-shop--/*.jsonl"),
+        "sessions/--home-a--/2026-02-10T08-00-00-000Z_019c2f4e-8a1b-7c3d-9e4f-5a6b7c8d9e0f.jsonl",
+        "2026-02-10T09-00-00-000Z_019c2f4e-8a1b-7c3d-9e4f-5a6b7c8d9e0f.jsonl",
+    ),
+    "kimi-cli": kimi,
+    "openhands": openhands,
 }
 
 

@@ -18,6 +18,7 @@ from storage.embedding.embedder import HashEmbedder
 from storage.errors import PastchatsError
 from storage.library import Library
 from tests.fuzz.strategies import damage, dumps, mutate
+from tests.importers.test_amazon_q import write_amazon_q_database
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 IMPORTER_FIXTURES = FIXTURES / "importers"
@@ -73,11 +74,24 @@ SEEDS: dict[str, tuple[Path, str]] = {
         "sessions/6c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json",
     ),
     "goose-files": (IMPORTER_FIXTURES / "goose/sessions/20250310_093000.jsonl", "sessions/20250310_093000.jsonl"),
+    "pi": (
+        next((IMPORTER_FIXTURES / "pi/sessions").rglob("*_019c2f4e-*.jsonl")),
+        "sessions/--home-a--/2026-02-10T08-00-00-000Z_019c2f4e-8a1b-7c3d-9e4f-5a6b7c8d9e0f.jsonl",
+    ),
+    "kimi-cli": (
+        next((IMPORTER_FIXTURES / "kimi-cli/.kimi/sessions").rglob("2b7e4c1a-*/wire.jsonl")),
+        "sessions/93810c1caacf64d96eac69398065e2d9/2b7e4c1a-9d3f-4e6a-8b5c-1d2e3f4a5b6c/wire.jsonl",
+    ),
+    "openhands": (
+        IMPORTER_FIXTURES / "openhands/.openhands/sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7/events/6.json",
+        "sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7/events/6.json",
+    ),
 }
 # Cursor's databases are fuzzed below; OpenCode's database holds the records its files hold (fuzzed
 # above as `opencode-files`) and converts them with the same code, and so does Goose's (`goose-files`);
 # Crush's and Zed's broken rows are in their fixtures (tests/importers/test_crush.py, test_zed.py).
-FORMATS = [*SEEDS, "cursor", "opencode", "crush", "goose", "zed"]
+# Amazon Q's and Kiro CLI's databases are fuzzed below.
+FORMATS = [*SEEDS, "cursor", "opencode", "crush", "goose", "zed", "amazon-q", "kiro-cli"]
 RUNS = settings(
     max_examples=8,
     deadline=None,
@@ -190,3 +204,23 @@ def test_a_cursor_database_with_hostile_rows_imports_or_fails_clearly(library: L
         if data.draw(st.booleans(), label="damage the database file"):
             database.write_bytes(damage(database.read_bytes(), data))
         import_and_check(library, database, "cursor")
+
+
+@pytest.mark.parametrize(("format", "rows"), [("amazon-q", "rows.json"), ("kiro-cli", "kiro-rows.json")])
+@RUNS
+@given(data=st.data())
+def test_an_amazon_q_database_with_hostile_conversations_imports_or_fails_clearly(
+    library: Library, format: str, rows: str, data: st.DataObject
+) -> None:
+    """Amazon Q's and Kiro CLI's `data.sqlite3`, each conversation state's JSON fuzzed."""
+    tables: dict[str, list[dict[str, Any]]] = json.loads((IMPORTER_FIXTURES / "amazon-q" / rows).read_text())
+    for entries in tables.values():
+        for row in entries:
+            if data.draw(st.booleans(), label="fuzz this conversation"):
+                value = mutate(row["value"], data, data.draw(st.integers(1, 3), label="mutations"))
+                row["value"] = dumps(value).encode("utf-8", "surrogatepass")
+    with tempfile.TemporaryDirectory() as folder:
+        database = write_amazon_q_database(tables, Path(folder) / format / "data.sqlite3")
+        if data.draw(st.booleans(), label="damage the database file"):
+            database.write_bytes(damage(database.read_bytes(), data))
+        import_and_check(library, database, format)

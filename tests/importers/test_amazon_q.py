@@ -7,6 +7,7 @@ import json
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from importers import registry
 from importers.amazon_q import AmazonQImporter, KiroCliImporter, local_data
@@ -23,15 +24,21 @@ KIRO_SCHEMA = [
 
 
 def amazon_q_database(fixtures: Path, target: Path, rows: str = "amazon-q/rows.json") -> Path:
-    """The database from a fixture's rows; a conversation state is stored as serde_json writes it."""
-    tables = json.loads((fixtures / rows).read_text())
+    """The database from a fixture's rows."""
+    return write_amazon_q_database(json.loads((fixtures / rows).read_text()), target)
+
+
+def write_amazon_q_database(tables: dict[str, list[dict[str, Any]]], target: Path) -> Path:
+    """The database holding `tables`' rows; a conversation state is stored as serde_json writes it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(target)
     for statement in SCHEMA + (KIRO_SCHEMA if "conversations_v2" in tables else []):
         connection.execute(statement)
     for table, entries in tables.items():
         for row in entries:
-            values = [v if isinstance(v, str | int) else json.dumps(v, separators=(",", ":")) for v in row.values()]
+            values = [
+                v if isinstance(v, str | int | bytes) else json.dumps(v, separators=(",", ":")) for v in row.values()
+            ]
             connection.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", values)
     connection.commit()
     connection.close()

@@ -11,6 +11,7 @@ import pytest
 from importers.aider import AiderImporter
 
 from .conftest import build_vscdb
+from .test_amazon_q import amazon_q_database
 
 SOURCES = [
     "aider/interrupted",
@@ -40,6 +41,11 @@ SOURCES = [
     "continue/real-cn-1.5/sessions",
     "continue/shapes/sessions",
     "goose/sessions",
+    "amazon-q/rows.json",
+    "amazon-q/kiro-rows.json",
+    "pi/sessions",
+    "kimi-cli/.kimi",
+    "openhands/.openhands",
 ]
 
 
@@ -51,6 +57,9 @@ def test_reimporting_a_real_shape_fixture_adds_nothing(
     importer = AiderImporter(tz=UTC) if source.startswith("aider") else None
     if source.startswith("cursor-") and not source.startswith("cursor-agent"):  # a global database, from its rows
         path = build_vscdb(tmp_path / "state.vscdb", json.loads(next(path.glob("global*.json")).read_text()))
+    if source.startswith("amazon-q/"):  # Amazon Q's and Kiro CLI's database, from its rows
+        folder = "kiro-cli" if "kiro" in source else "amazon-q"
+        path = amazon_q_database(fixtures, tmp_path / folder / "data.sqlite3", source)
 
     first = import_fixture(path, importer=importer)
     again = import_fixture(path, importer=importer, library=first.library)

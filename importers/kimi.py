@@ -74,8 +74,10 @@ class KimiImporter(AgentLogImporter):
         return sorted(file for file in found if file.is_file() and _is_session_log(file))
 
     def context_files(self, session: Path) -> list[Path]:
-        """The title's `state.json` and the folder list `kimi.json`, kept with the session's copy."""
-        found = [_session_folder(session) / "state.json", _session_folder(session).parent.parent.parent / "kimi.json"]
+        """The title's `state.json` (`metadata.json` before) and the folder list `kimi.json`, kept with
+        the session's copy."""
+        folder = _session_folder(session)
+        found = [folder / "state.json", folder / "metadata.json", folder.parent.parent.parent / "kimi.json"]
         return [file for file in found if file.is_file()]
 
     def detect(self, path: Path) -> bool:

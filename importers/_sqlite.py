@@ -1,4 +1,4 @@
-"""The SQLite databases agents keep their chats in (Cursor, OpenCode, Crush, Goose, Zed): telling one
+"""The SQLite databases agents keep their chats in (Cursor, OpenCode, Crush, Goose, Zed, Amazon Q): telling one
 by its first bytes, opening it read-only beside the running agent, and reading its JSON columns."""
 
 from __future__ import annotations

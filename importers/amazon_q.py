@@ -15,6 +15,10 @@ Unix milliseconds). A user message's `content` is one of `{"Prompt": {prompt}}` 
 `timestamp` (1.14 and later) is RFC 3339. The context Q adds to a prompt (`additional_context`, the
 environment in `env_context`) is kept apart from it and is not read. An assistant message is
 `{"Response": {message_id, content}}` or `{"ToolUse": {message_id, content, tool_uses}}`.
+
+`q chat` is open source (its migrations and `ConversationState` are the shapes here); Kiro CLI is
+not, and its `conversations_v2` table is as its own crash reports print the statement creating it.
+Kiro CLI's newer file store (`~/.kiro/sessions/cli/<id>.jsonl`) has no public writer and is not read.
 """
 
 from __future__ import annotations

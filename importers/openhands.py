@@ -1,6 +1,24 @@
-"""OpenHands conversations in its local file store: `<file store>/sessions/<conversation id>/`, the
-file store being `$FILE_STORE_PATH`, else `~/.openhands` (on every OS; the Docker image mounts it
-there too). Each conversation keeps `metadata.json` (its `title`, `selected_repository`,
+"""OpenHands conversations, in the two stores OpenHands has kept them in on this machine (both under
+`~/.openhands` on every OS).
+
+**OpenHands 1.x** (`openhands`: the CLI and everything built on its agent SDK):
+`<conversations dir>/<conversation id, hex>/`, the dir being `$OPENHANDS_CONVERSATIONS_DIR`, else
+`$OPENHANDS_PERSISTENCE_DIR/conversations`, else `~/.openhands/conversations`. `base_state.json` is
+the conversation's state (its `id`, `workspace.working_dir`, and `leaf_event_id`, the end of the
+branch in use), saved as it changes; `events/event-<n, 5+ digits>-<event id>.json` one event each,
+`{kind, id, timestamp, source, parent_id}`. Events form a tree: the conversation is the chain of
+parents from the leaf back (an event without `parent_id` has the one before it as parent), so a
+branch left behind is not read. `MessageEvent`s are what the user and the agent said
+(`llm_message.content` text parts; the knowledge OpenHands adds, `extended_content`, and a resumed
+conversation's replayed transcript and the follow-ups its critic sends in the user's name when it
+judges a task unfinished are left out), `ActionEvent`s the agent's tool calls (one short
+line, after the `thought` it gave; `reasoning_content` and thinking blocks are left out),
+`ObservationEvent`s, `UserRejectObservation`s and `AgentErrorEvent`s the tools' output; the system
+prompt, condensations, state updates and the like are bookkeeping.
+
+**OpenHands 0.x** (`openhands-v0`): its file store `<file store>/sessions/<conversation id>/`, the
+file store being `$FILE_STORE_PATH`, else `~/.openhands` (the Docker image mounts it there too).
+Each conversation keeps `metadata.json` (its `title`, `selected_repository`,
 `created_at`, `last_updated_at`), rewritten as the conversation goes on, and one file per event,
 `events/<n>.json`, numbered from 0.
 
@@ -16,6 +34,7 @@ microagent knowledge it injects), `think` (the agent's reasoning), condensation 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,13 +73,184 @@ _SILENT_OBSERVATIONS = {
 _TOOL_ARGUMENT = {"run": "command", "run_ipython": "code", "browse": "url", "browse_interactive": "browser_actions"}
 
 
+BASE_STATE = "base_state.json"
+_EVENT_FILE = re.compile(r"^event-(\d{5,})-[0-9A-Za-z-]{8,}\.json$")
+_ROOT = "__root__"  # the parent of a root made after the user went back to the start
+_RESUMED = "<<RESUMED CONVERSATION>>"  # a transcript replayed into a new session: not typed
+# The follow-up OpenHands' critic sends in the user's name when it judges a task unfinished.
+_REFINEMENT = re.compile(r"\AThe task appears incomplete \(iteration \d+")
+# 1.x events that are bookkeeping or what OpenHands adds itself.
+_SILENT_KINDS = {
+    "SystemPromptEvent", "Condensation", "CondensationRequest", "CondensationSummaryEvent",
+    "ConversationStateUpdateEvent", "ConversationErrorEvent", "PauseEvent", "InterruptEvent", "TokenEvent",
+    "StreamingDeltaEvent", "HookExecutionEvent", "LLMCompletionLogEvent",
+}  # fmt: skip
+
+
+def conversations_folder(env: Mapping[str, str], home: Path) -> Path:
+    """Where OpenHands 1.x keeps its conversations."""
+    configured = env.get("OPENHANDS_CONVERSATIONS_DIR", "").strip()
+    if configured:
+        return expand_home(configured, home)
+    persistence = env.get("OPENHANDS_PERSISTENCE_DIR", "").strip()
+    return (expand_home(persistence, home) if persistence else home / ".openhands") / "conversations"
+
+
+class OpenHandsImporter(AgentLogImporter):
+    """OpenHands 1.x: `conversations/<id>/base_state.json` and its `events/`."""
+
+    name = "openhands"
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [conversations_folder(env, home)]
+
+    def session_files(self, folder: Path) -> list[Path]:
+        """Each conversation's `base_state.json`, saved again as the conversation goes on."""
+        root = folder / "conversations" if (folder / "conversations").is_dir() else folder
+        if (root / BASE_STATE).is_file():
+            return [root / BASE_STATE]
+        return sorted(state for state in root.glob(f"*/{BASE_STATE}") if state.is_file())
+
+    def context_files(self, session: Path) -> list[Path]:
+        """The conversation's events, which sync keeps beside its state."""
+        return [file for _, file in _numbered_events(session.parent)]
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return (path.name == BASE_STATE and bool(_numbered_events(path.parent))) or _looks_like_sdk_event(path)
+        return (
+            path.is_dir()
+            and bool(self.session_files(path))
+            and any(_numbered_events(state.parent) for state in self.session_files(path)[:20])
+        )
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
+        report.format = self.name
+        files = [path] if path.is_file() else self.session_files(path)
+        if not files:
+            raise SourceError(f"no OpenHands conversations (<id>/base_state.json) under {path}")
+        unknown: UnknownCounts = {}
+        convert = lambda file: _convert_sdk(file, report, unknown)  # noqa: E731
+        yield from convert_each(path, files, report, convert, "conversation")
+        note_unknown(report, unknown)
+
+
+def _numbered_events(conversation: Path) -> list[tuple[int, Path]]:
+    found = []
+    for file in (conversation / "events").glob("event-*.json"):
+        match = _EVENT_FILE.match(file.name)
+        if match and file.is_file():
+            found.append((int(match.group(1)), file))
+    return sorted(found)
+
+
+def _looks_like_sdk_event(path: Path) -> bool:
+    if not (_EVENT_FILE.match(path.name) and path.parent.name == "events"):
+        return False
+    head = read_head(path, 4096)
+    return '"kind"' in head and '"source"' in head
+
+
+def _convert_sdk(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+    conversation = file.parent.parent if file.parent.name == "events" else file.parent
+    state = _read_json(conversation / BASE_STATE) if (conversation / BASE_STATE).is_file() else {}
+    events: list[dict[str, Any]] = []
+    broken = 0
+    for _, event_file in _numbered_events(conversation):
+        try:
+            events.append(_read_json(event_file))
+        except (Unusable, OSError):
+            broken += 1
+    if broken:
+        report.note(f"{conversation.name}: {broken} unreadable event file(s) skipped")
+    turns = [
+        turn for event in _branch(events, as_id(state.get("leaf_event_id"))) for turn in _sdk_turns(event, unknown)
+    ]
+    return build_conversation(
+        id=f"openhands:{as_id(state.get('id')).replace('-', '') or conversation.name}",
+        source="openhands",
+        turns=turns,
+        report=report,
+        project=as_str(as_dict(state.get("workspace")).get("working_dir")) or None,
+        fallback_time=file_time(file),
+    )
+
+
+def _branch(events: list[dict[str, Any]], leaf: str) -> list[dict[str, Any]]:
+    """The events of the branch in use, root first: parents from the leaf (else the last event that
+    is part of the tree) back; an event without `parent_id` has the one before it as parent."""
+    index = {as_id(event.get("id")): number for number, event in enumerate(events) if as_id(event.get("id"))}
+    if leaf not in index:
+        tree = [n for n, e in enumerate(events) if as_str(e.get("kind")) not in _SILENT_KINDS]
+        if not tree:
+            return []
+        leaf = as_id(events[tree[-1]].get("id"))
+        if leaf not in index:
+            return events
+    chain: list[dict[str, Any]] = []
+    number: int | None = index[leaf]
+    while number is not None and len(chain) <= len(events):
+        event = events[number]
+        chain.append(event)
+        parent = event.get("parent_id")
+        if parent == _ROOT:
+            break
+        number = index.get(as_id(parent)) if parent is not None else (number - 1 if number > 0 else None)
+    return chain[::-1]
+
+
+def _sdk_turns(event: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
+    kind, key, when = as_str(event.get("kind")), as_id(event.get("id")), parse_time(event.get("timestamp"))
+    if kind == "MessageEvent":
+        message = as_dict(event.get("llm_message"))
+        text = _content_text(message.get("content"))
+        if text.lstrip().startswith(_RESUMED) or _REFINEMENT.match(text):
+            return []
+        source = as_str(event.get("source"))
+        if source == "user":
+            return [Turn(key, "user", text, when)]
+        return [Turn(key, "assistant", text, when)] if source == "agent" else []
+    if kind == "ActionEvent":
+        call = as_dict(event.get("tool_call"))
+        line = summarise_tool_call(as_str(event.get("tool_name")) or as_str(call.get("name")), call.get("arguments"))
+        thought = _content_text(event.get("thought")).strip()
+        return [Turn(key, "assistant", "\n\n".join(part for part in (thought, line) if part), when)]
+    if kind == "ObservationEvent":
+        observation = as_dict(event.get("observation"))
+        text = summarise_tool_result(_content_text(observation.get("content")), error=bool(observation.get("is_error")))
+        return [Turn(key, "tool", text, when)]
+    if kind == "UserRejectObservation":
+        return [Turn(key, "tool", summarise_tool_result(as_str(event.get("rejection_reason")), error=True), when)]
+    if kind == "AgentErrorEvent":
+        return [Turn(key, "tool", summarise_tool_result(as_str(event.get("error")), error=True), when)]
+    if kind not in _SILENT_KINDS:
+        count_unknown(unknown, kind, "events", "kind")
+    return []
+
+
+def _content_text(content: object) -> str:
+    """Text parts of a message or observation (images as a short line)."""
+    if isinstance(content, str):
+        return content
+    lines = []
+    for part in content if isinstance(content, list) else []:
+        part = as_dict(part)
+        if part.get("type") == "text":
+            lines.append(as_str(part.get("text")))
+        elif part.get("type") == "image":
+            lines.append("[image]")
+    return "\n\n".join(line for line in lines if line.strip())
+
+
 def file_store(env: Mapping[str, str], home: Path) -> Path:
     configured = env.get("FILE_STORE_PATH", "").strip()
     return expand_home(configured, home) if configured else home / ".openhands"
 
 
-class OpenHandsImporter(AgentLogImporter):
-    name = "openhands"
+class OpenHandsV0Importer(AgentLogImporter):
+    """OpenHands 0.x: the file store's `sessions/<id>/events/<n>.json`."""
+
+    name = "openhands-v0"
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [file_store(env, home) / "sessions"]
@@ -98,7 +288,7 @@ class OpenHandsImporter(AgentLogImporter):
         except OSError as exc:
             raise SourceError(f"cannot list {path}: {exc.strerror or exc}") from None
         if not files:
-            raise SourceError(f"no OpenHands conversations (sessions/<id>/events/*.json) under {path}")
+            raise SourceError(f"no OpenHands 0.x conversations (sessions/<id>/events/*.json) under {path}")
         unknown: UnknownCounts = {}
         yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "conversation")
         note_unknown(report, unknown)
@@ -146,8 +336,8 @@ def _convert(session: Path, report: ImportReport, unknown: UnknownCounts) -> Con
     if broken:
         report.note(f"{conversation.name}: {broken} unreadable event file(s) skipped")
     return build_conversation(
-        id=f"openhands:{as_id(metadata.get('conversation_id')) or conversation.name}",
-        source="openhands",
+        id=f"openhands-v0:{as_id(metadata.get('conversation_id')) or conversation.name}",
+        source="openhands-v0",
         turns=turns,
         report=report,
         title=as_str(metadata.get("title")),

@@ -31,7 +31,7 @@ from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.kimi import KimiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
-from importers.openhands import OpenHandsImporter
+from importers.openhands import OpenHandsImporter, OpenHandsV0Importer
 from importers.pi import PiImporter
 from importers.plain import PlainImporter
 from importers.qwen_code import QwenCodeImporter
@@ -69,6 +69,7 @@ AGENT_LOGS: list[AgentLogImporter] = [
     PiImporter(),
     KimiImporter(),
     OpenHandsImporter(),
+    OpenHandsV0Importer(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),

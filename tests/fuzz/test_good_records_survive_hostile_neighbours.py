@@ -355,25 +355,25 @@ def kimi() -> tuple[str, Writer, Neighbour]:
     return ".kimi", good, hostile
 
 
-def openhands() -> tuple[str, Writer, Neighbour]:
+def openhands(store: str, seed_id: str, state: str, state_id: str) -> tuple[str, Writer, Neighbour]:
     """OpenHands: a folder per conversation, a file per event; the neighbour is a copy of the
     conversation under an id of its own, one of its files hostile."""
-    seed = IMPORTERS / "openhands/.openhands/sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7"
-    sessions = ".openhands/sessions"
+    seed = IMPORTERS / "openhands/.openhands" / store / seed_id
+    sessions = f".openhands/{store}"
 
     def hostile(folder: Path, data: st.DataObject) -> None:
         copy = folder / sessions / "fa11fa112b9e8d4c6fa0b1c2d3e4f5a6"
         shutil.copytree(seed, copy)
-        metadata = copy / "metadata.json"
-        metadata.write_text(metadata.read_text().replace(seed.name, copy.name))
+        metadata = copy / state
+        metadata.write_text(metadata.read_text().replace(state_id, "fa11fa11-2b9e-4d4c-8fa0-b1c2d3e4f5a6"))
         target = data.draw(st.sampled_from(sorted(copy.rglob("*.json"))), label="file")
-        if data.draw(st.booleans(), label="damage bytes"):
+        if data.draw(st.booleans(), label="damage bytes") or not target.read_text().endswith("}"):
             target.write_bytes(damage(target.read_bytes(), data))
         else:
             document = mutate(json.loads(target.read_text()), data, data.draw(st.integers(1, 3), label="mutations"))
             target.write_bytes(dumps(document).encode("utf-8", "surrogatepass"))
 
-    return ".openhands", lambda folder: shutil.copytree(seed, folder / sessions / seed.name) and None, hostile
+    return sessions, lambda folder: shutil.copytree(seed, folder / sessions / seed.name) and None, hostile
 
 
 def _one(pattern: str) -> Path:
@@ -444,7 +444,12 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         "2026-02-10T09-00-00-000Z_019c2f4e-8a1b-7c3d-9e4f-5a6b7c8d9e0f.jsonl",
     ),
     "kimi-cli": kimi,
-    "openhands": openhands,
+    "openhands": lambda: openhands(
+        "conversations", "a3f25b1c3e3b47c2b2f6d735b039e302", "base_state.json", "a3f25b1c-3e3b-47c2-b2f6-d735b039e302"
+    ),
+    "openhands-v0": lambda: openhands(
+        "sessions", "7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7", "metadata.json", "7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7"
+    ),
 }
 
 

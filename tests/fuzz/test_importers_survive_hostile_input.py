@@ -83,6 +83,10 @@ SEEDS: dict[str, tuple[Path, str]] = {
         "sessions/93810c1caacf64d96eac69398065e2d9/2b7e4c1a-9d3f-4e6a-8b5c-1d2e3f4a5b6c/wire.jsonl",
     ),
     "openhands": (
+        next((IMPORTER_FIXTURES / "openhands/.openhands/conversations").rglob("event-00002-*.json")),
+        "conversations/a3f25b1c3e3b47c2b2f6d735b039e302/events/event-00002-00000003-1111-4222-8333-444455556666.json",
+    ),
+    "openhands-v0": (
         IMPORTER_FIXTURES / "openhands/.openhands/sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7/events/6.json",
         "sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7/events/6.json",
     ),

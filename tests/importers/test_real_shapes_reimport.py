@@ -45,7 +45,8 @@ SOURCES = [
     "amazon-q/kiro-rows.json",
     "pi/sessions",
     "kimi-cli/.kimi",
-    "openhands/.openhands",
+    "openhands/.openhands/conversations",
+    "openhands/.openhands/sessions",
 ]
 
 

@@ -15,7 +15,7 @@ from storage.library import Library
 from tests.importers.test_amazon_q import amazon_q_database
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"
-FORMATS = ["amazon-q", "kiro-cli", "pi", "kimi-cli", "openhands"]
+FORMATS = ["amazon-q", "kiro-cli", "pi", "kimi-cli", "openhands", "openhands-v0"]
 
 
 def new_agents_home(home: Path) -> None:
@@ -43,9 +43,8 @@ def test_sync_finds_the_new_agents_follows_them_and_reindex_rebuilds_them(tmp_pa
             "--home-ana--",
             "0e0e0e0e0e0e4e0e8e0e0e0e0e0e0e0e",
         ]
-        assert sorted(cid.split(":")[0] for cid in chats) == sorted(
-            ["amazon-q"] * 3 + ["kiro-cli"] * 2 + ["pi"] * 3 + ["kimi-cli"] * 4 + ["openhands"] * 2
-        )
+        counts = {"amazon-q": 3, "kiro-cli": 2, "pi": 3, "kimi-cli": 4, "openhands": 2, "openhands-v0": 2}
+        assert sorted(cid.split(":")[0] for cid in chats) == sorted(f for f, n in counts.items() for _ in range(n))
         assert (again.files_changed, again.conversations_new, again.conversations_updated) == (0, 0, 0)
         assert chats["kimi-cli:2b7e4c1a-9d3f-4e6a-8b5c-1d2e3f4a5b6c"].project == "/home/ana/src/shop"
 

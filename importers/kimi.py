@@ -14,6 +14,18 @@ what the model is sent, `{role, content}` a line, without times and cut back whe
 compacted: read only for sessions that have no wire log. The text Kimi CLI adds to it itself
 (`<system>` and `<system-reminder>` parts, the `_system_prompt`, `_checkpoint` and `_usage` lines)
 is left out.
+
+**Kimi Code** (`kimi-code`, the standalone successor): `<data dir>/sessions/<wd_<folder>_<hash>>/
+session_<id>/`, the data dir being `$KIMI_CODE_HOME`, else `~/.kimi-code` (on every OS);
+`<data dir>/session_index.jsonl` names each session's folder (`{sessionId, sessionDir, workDir}`).
+`state.json` holds the title, folder (`cwd`) and times (Unix milliseconds); `agents/main/wire.jsonl`
+the main agent's records, `{type, ...payload, time}` after a `metadata` line: `turn.prompt` and
+`turn.steer` carry an `input` and its `origin` (only `user` is what someone typed: skill activations,
+injections, hook results, cron jobs and retries are not), `context.append_loop_event` the reply
+(`content.part` text; thinking left out), `tool.call` and `tool.result`. Subagents
+(`agents/<other>/`) are their own work.
+A session Kimi Code imported from Kimi CLI (`custom.imported_from_kimi_cli`) is left to `kimi-cli`,
+which reads it where Kimi CLI wrote it (the import leaves that in place).
 """
 
 from __future__ import annotations
@@ -40,7 +52,7 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head, read_regular
+from importers._files import any_file, file_time, iter_jsonl, open_regular, read_head, read_regular
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
@@ -96,7 +108,8 @@ class KimiImporter(AgentLogImporter):
 
 
 def _looks_like_wire(path: Path) -> bool:
-    if path.name != WIRE:
+    """Kimi CLI's wire log: `<md5 of the folder>/<session>/wire.jsonl` (Kimi Code's lie under `agents/`)."""
+    if path.name != WIRE or not _MD5.search(path.parent.parent.name):
         return False
     first = read_head(path, 4096).split("\n", 1)[0].replace(" ", "")
     return '"type":"metadata"' in first or ('"timestamp"' in first and '"payload"' in first)
@@ -257,3 +270,140 @@ def _text(content: object) -> str:
         elif kind in {"image_url", "audio_url", "video_url"}:
             texts.append(f"[{kind.removesuffix('_url')}]")
     return "\n\n".join(text for text in texts if text.strip())
+
+
+# --- Kimi Code ----------------------------------------------------------------------------------
+
+MAIN_WIRE = ("agents", "main", WIRE)
+_TYPED_ORIGINS = {"user", "shell_command"}  # what someone typed; every other origin is Kimi Code's own
+
+
+def kimi_code_folder(env: Mapping[str, str], home: Path) -> Path:
+    configured = env.get("KIMI_CODE_HOME", "").strip()
+    return expand_home(configured, home) if configured else home / ".kimi-code"
+
+
+class KimiCodeImporter(AgentLogImporter):
+    name = "kimi-code"
+
+    def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [kimi_code_folder(env, home) / "sessions"]
+
+    def session_files(self, folder: Path) -> list[Path]:
+        root = folder / "sessions" if (folder / "sessions").is_dir() else folder
+        found = [*root.glob("*/session_*/agents/main/wire.jsonl"), *root.glob("session_*/agents/main/wire.jsonl")]
+        found += list(root.glob("agents/main/wire.jsonl"))
+        return sorted(file for file in found if file.is_file())
+
+    def context_files(self, session: Path) -> list[Path]:
+        """The session's `state.json` (title, times) and the data dir's `session_index.jsonl` (folder)."""
+        if len(session.parents) < 6:
+            return []
+        found = [session.parents[2] / "state.json", session.parents[5] / "session_index.jsonl"]
+        return [file for file in found if file.is_file()]
+
+    def detect(self, path: Path) -> bool:
+        if path.is_file():
+            return _looks_like_code_wire(path)
+        return path.is_dir() and any(_looks_like_code_wire(file) for file in self.session_files(path)[:20])
+
+    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
+        report.format = self.name
+        files = [path] if path.is_file() else self.session_files(path)
+        if not files:
+            raise SourceError(f"no Kimi Code sessions (sessions/*/session_*/agents/main/wire.jsonl) under {path}")
+        unknown: UnknownCounts = {}
+        imported = [f for f in files if as_dict(_state(f).get("custom")).get("imported_from_kimi_cli") is True]
+        if imported:
+            report.note(f"{len(imported)} session(s) Kimi Code imported from Kimi CLI are read from Kimi CLI's files")
+        files = [f for f in files if f not in imported]
+        yield from convert_each(path, files, report, lambda file: _convert_code(file, report, unknown), "session")
+        note_unknown(report, unknown)
+
+
+def _looks_like_code_wire(path: Path) -> bool:
+    if path.name != WIRE or path.parent.parent.name != "agents":
+        return False
+    first = read_head(path, 4096).split("\n", 1)[0].replace(" ", "")
+    return '"type":"metadata"' in first and '"created_at"' in first
+
+
+def _state(wire: Path) -> dict[str, Any]:
+    if len(wire.parents) < 3:
+        return {}
+    try:
+        return as_dict(json.loads(read_regular(wire.parents[2] / "state.json").decode("utf-8", "replace")))
+    except (OSError, ValueError, RecursionError):
+        return {}
+
+
+def _work_dir(session: Path) -> str | None:
+    """The folder `session_index.jsonl` gives the session (its last entry for it)."""
+    index = session.parent.parent.parent / "session_index.jsonl"
+    found = None
+    try:
+        with open_regular(index) as handle:
+            for raw in handle:
+                try:
+                    entry = as_dict(json.loads(raw.decode("utf-8", "replace")))
+                except (ValueError, RecursionError):
+                    continue
+                if as_str(entry.get("sessionId")) == session.name and as_str(entry.get("workDir")):
+                    found = as_str(entry.get("workDir"))
+    except OSError:
+        return None
+    return found
+
+
+def _convert_code(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+    session = file.parents[2] if len(file.parents) >= 3 else file.parent
+    state = _state(file)
+    turns: list[Turn] = []
+    reply = _Reply()
+    cwd = ""
+    for number, record in iter_jsonl(file, report):
+        record = as_dict(record)
+        kind, moment = as_str(record.get("type")), parse_time(record.get("time"))
+        if kind in {"turn.prompt", "turn.steer"}:
+            reply.flush(turns, number)
+            if as_str(record.get("origin")) in _TYPED_ORIGINS or "origin" not in record:
+                turns.append(Turn(f"{number}:user", "user", _text(record.get("input")), moment))
+        elif kind == "context.append_loop_event":
+            event = as_dict(record.get("event"))
+            step = as_str(event.get("type"))
+            if step == "content.part":
+                part = as_dict(event.get("part"))
+                if part.get("type") == "text":
+                    reply.when = reply.when or moment
+                    reply.text.append(as_str(part.get("text")))
+            elif step == "tool.call":
+                reply.when = reply.when or moment
+                arguments = event.get("args")
+                reply.calls.append({"function": {"name": event.get("name"), "arguments": json.dumps(arguments)}})
+            elif step == "tool.result":
+                reply.flush(turns, number)
+                result = as_dict(event.get("result"))
+                summary = summarise_tool_result(_text(result.get("output")), error=bool(result.get("isError")))
+                turns.append(Turn(f"{number}:tool", "tool", summary, moment))
+            elif step in {"step.begin", "step.end"}:
+                reply.flush(turns, number)
+            else:
+                count_unknown(unknown, step, "loop events")
+        elif kind == "turn.ended":
+            reply.flush(turns, number)
+        elif kind == "config.update":
+            disclosure = as_dict(record.get("environmentDisclosure"))
+            cwd = as_str(disclosure.get("cwd")) or as_str(record.get("cwd")) or cwd
+    reply.flush(turns, 1 << 40)
+    return build_conversation(
+        id=f"kimi-code:{session.name}",
+        source="kimi-code",
+        turns=turns,
+        report=report,
+        title=as_str(state.get("title")),
+        created_at=parse_time(state.get("createdAt")),
+        updated_at=parse_time(state.get("updatedAt")),
+        project=as_str(state.get("cwd")) or _work_dir(session) or cwd or None,
+        url=report.original(file).as_uri(),
+        fallback_time=file_time(file),
+    )

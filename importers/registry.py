@@ -29,7 +29,7 @@ from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo_code import KiloCodeImporter
-from importers.kimi import KimiImporter
+from importers.kimi import KimiCodeImporter, KimiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.openhands import OpenHandsImporter, OpenHandsV0Importer
 from importers.pi import PiImporter
@@ -68,6 +68,7 @@ AGENT_LOGS: list[AgentLogImporter] = [
     KiroCliImporter(),
     PiImporter(),
     KimiImporter(),
+    KimiCodeImporter(),
     OpenHandsImporter(),
     OpenHandsV0Importer(),
     ClaudeCodeImporter(),

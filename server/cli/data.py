@@ -124,7 +124,7 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
 
     The agents are Claude Code, Codex, Gemini CLI, Aider, Cursor and its agent, Copilot Chat, Cline, Roo
     Code, Kilo Code, OpenCode, Qwen Code, Continue, Crush, Goose, Zed, Amazon Q Developer CLI, Kiro CLI,
-    pi, Kimi CLI and OpenHands. Unchanged files are not read again. With --watch it keeps going,
+    pi, Kimi CLI, Kimi Code and OpenHands. Unchanged files are not read again. With --watch it keeps going,
     syncing each burst of writes.
     """
 

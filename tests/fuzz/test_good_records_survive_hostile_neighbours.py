@@ -355,6 +355,25 @@ def kimi() -> tuple[str, Writer, Neighbour]:
     return ".kimi", good, hostile
 
 
+def kimi_code() -> tuple[str, Writer, Neighbour]:
+    """Kimi Code: a folder per session; the neighbour is one more session's main wire log."""
+    seed = _one("kimi-code/.kimi-code/sessions/wd_shop_*/session_*/agents/main/wire.jsonl")
+    raw = seed.read_text(encoding="utf-8")
+    session = "session_8f2c1d4e-5a6b-4c7d-9e8f-0a1b2c3d4e5f"
+    layout = f".kimi-code/sessions/wd_shop_2f866d424f70/{session}/agents/main/wire.jsonl"
+
+    def good(folder: Path) -> None:
+        (folder / layout).parent.mkdir(parents=True, exist_ok=True)
+        (folder / layout).write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        target = folder / layout.replace("session_8f2c1d4e", "session_fa11fa11")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(hostile_json_lines(raw, data).encode("utf-8", "surrogatepass"))
+
+    return ".kimi-code", good, hostile
+
+
 def openhands(store: str, seed_id: str, state: str, state_id: str) -> tuple[str, Writer, Neighbour]:
     """OpenHands: a folder per conversation, a file per event; the neighbour is a copy of the
     conversation under an id of its own, one of its files hostile."""
@@ -444,6 +463,7 @@ SOURCES: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         "2026-02-10T09-00-00-000Z_019c2f4e-8a1b-7c3d-9e4f-5a6b7c8d9e0f.jsonl",
     ),
     "kimi-cli": kimi,
+    "kimi-code": kimi_code,
     "openhands": lambda: openhands(
         "conversations", "a3f25b1c3e3b47c2b2f6d735b039e302", "base_state.json", "a3f25b1c-3e3b-47c2-b2f6-d735b039e302"
     ),

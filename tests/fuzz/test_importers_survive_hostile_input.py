@@ -82,6 +82,10 @@ SEEDS: dict[str, tuple[Path, str]] = {
         next((IMPORTER_FIXTURES / "kimi-cli/.kimi/sessions").rglob("2b7e4c1a-*/wire.jsonl")),
         "sessions/93810c1caacf64d96eac69398065e2d9/2b7e4c1a-9d3f-4e6a-8b5c-1d2e3f4a5b6c/wire.jsonl",
     ),
+    "kimi-code": (
+        next((IMPORTER_FIXTURES / "kimi-code/.kimi-code/sessions").glob("wd_shop_*/session_*/agents/main/wire.jsonl")),
+        "sessions/wd_shop_2f866d424f70/session_8f2c1d4e-5a6b-4c7d-9e8f-0a1b2c3d4e5f/agents/main/wire.jsonl",
+    ),
     "openhands": (
         next((IMPORTER_FIXTURES / "openhands/.openhands/conversations").rglob("event-00002-*.json")),
         "conversations/a3f25b1c3e3b47c2b2f6d735b039e302/events/event-00002-00000003-1111-4222-8333-444455556666.json",

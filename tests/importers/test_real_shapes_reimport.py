@@ -45,6 +45,7 @@ SOURCES = [
     "amazon-q/kiro-rows.json",
     "pi/sessions",
     "kimi-cli/.kimi",
+    "kimi-code/.kimi-code",
     "openhands/.openhands/conversations",
     "openhands/.openhands/sessions",
 ]

@@ -44,6 +44,7 @@ GEMINI_SESSION = (
         ("kimi-cli/.kimi", "kimi-cli"),
         ("kimi-cli/.kimi/sessions", "kimi-cli"),
         ("openhands/.openhands", "openhands"),
+        ("kimi-code/.kimi-code", "kimi-code"),
         ("openhands/.openhands/conversations", "openhands"),
         ("openhands/.openhands/sessions", "openhands-v0"),
         ("openhands/.openhands/sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7", "openhands-v0"),
@@ -86,7 +87,7 @@ def test_registry_lists_every_format_with_plain_last() -> None:
     assert registry.names() == [
         "claude", "chatgpt",
         "opencode", "opencode-files", "qwen-code", "continue", "crush", "goose", "goose-files", "zed",
-        "amazon-q", "kiro-cli", "pi", "kimi-cli", "openhands", "openhands-v0",
+        "amazon-q", "kiro-cli", "pi", "kimi-cli", "kimi-code", "openhands", "openhands-v0",
         "claude-code", "codex", "gemini", "aider",
         "copilot-chat", "cline", "roo-code", "kilo-code", "cursor-agent", "cursor",
         "plain",

@@ -15,7 +15,7 @@ from storage.library import Library
 from tests.importers.test_amazon_q import amazon_q_database
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"
-FORMATS = ["amazon-q", "kiro-cli", "pi", "kimi-cli", "openhands", "openhands-v0"]
+FORMATS = ["amazon-q", "kiro-cli", "pi", "kimi-cli", "kimi-code", "openhands", "openhands-v0"]
 
 
 def new_agents_home(home: Path) -> None:
@@ -24,6 +24,7 @@ def new_agents_home(home: Path) -> None:
     amazon_q_database(FIXTURES, share / "kiro-cli" / "data.sqlite3", "amazon-q/kiro-rows.json")
     shutil.copytree(FIXTURES / "pi/sessions", home / ".pi" / "agent" / "sessions")
     shutil.copytree(FIXTURES / "kimi-cli/.kimi", home / ".kimi")
+    shutil.copytree(FIXTURES / "kimi-code/.kimi-code", home / ".kimi-code")
     shutil.copytree(FIXTURES / "openhands/.openhands", home / ".openhands")
     for file in home.rglob("*"):  # written long ago: a last line cut off is not one being written now
         os.utime(file, (1_700_000_000, 1_700_000_000))
@@ -43,7 +44,8 @@ def test_sync_finds_the_new_agents_follows_them_and_reindex_rebuilds_them(tmp_pa
             "--home-ana--",
             "0e0e0e0e0e0e4e0e8e0e0e0e0e0e0e0e",
         ]
-        counts = {"amazon-q": 3, "kiro-cli": 2, "pi": 3, "kimi-cli": 4, "openhands": 2, "openhands-v0": 2}
+        counts = {"amazon-q": 3, "kiro-cli": 2, "pi": 3, "kimi-cli": 4, "kimi-code": 2}
+        counts |= {"openhands": 2, "openhands-v0": 2}
         assert sorted(cid.split(":")[0] for cid in chats) == sorted(f for f, n in counts.items() for _ in range(n))
         assert (again.files_changed, again.conversations_new, again.conversations_updated) == (0, 0, 0)
         assert chats["kimi-cli:2b7e4c1a-9d3f-4e6a-8b5c-1d2e3f4a5b6c"].project == "/home/ana/src/shop"

@@ -3,7 +3,9 @@
 
 **OpenHands 1.x** (`openhands`: the CLI and everything built on its agent SDK):
 `<conversations dir>/<conversation id, hex>/`, the dir being `$OPENHANDS_CONVERSATIONS_DIR`, else
-`$OPENHANDS_PERSISTENCE_DIR/conversations`, else `~/.openhands/conversations`. `base_state.json` is
+`$OPENHANDS_PERSISTENCE_DIR/conversations`, else `~/.openhands/conversations`; Agent Canvas's agent
+server writes the same files to `$OH_CONVERSATIONS_PATH`, else `~/.openhands/agent-canvas/conversations`.
+`base_state.json` is
 the conversation's state (its `id`, `workspace.working_dir`, and `leaf_event_id`, the end of the
 branch in use), saved as it changes; `events/event-<n, 5+ digits>-<event id>.json` one event each,
 `{kind, id, timestamp, source, parent_id}`. Events form a tree: the conversation is the chain of
@@ -87,13 +89,16 @@ _SILENT_KINDS = {
 }  # fmt: skip
 
 
-def conversations_folder(env: Mapping[str, str], home: Path) -> Path:
-    """Where OpenHands 1.x keeps its conversations."""
+def conversations_folders(env: Mapping[str, str], home: Path) -> list[Path]:
+    """Where OpenHands 1.x keeps conversations: the CLI's folder, and Agent Canvas' (its agent server's
+    `$OH_CONVERSATIONS_PATH`, `~/.openhands/agent-canvas/conversations` unless moved)."""
     configured = env.get("OPENHANDS_CONVERSATIONS_DIR", "").strip()
-    if configured:
-        return expand_home(configured, home)
     persistence = env.get("OPENHANDS_PERSISTENCE_DIR", "").strip()
-    return (expand_home(persistence, home) if persistence else home / ".openhands") / "conversations"
+    base = expand_home(persistence, home) if persistence else home / ".openhands"
+    cli = expand_home(configured, home) if configured else base / "conversations"
+    server = env.get("OH_CONVERSATIONS_PATH", "").strip()
+    canvas = expand_home(server, home) if server else home / ".openhands" / "agent-canvas" / "conversations"
+    return [cli, canvas]
 
 
 class OpenHandsImporter(AgentLogImporter):
@@ -102,7 +107,7 @@ class OpenHandsImporter(AgentLogImporter):
     name = "openhands"
 
     def default_locations(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [conversations_folder(env, home)]
+        return conversations_folders(env, home)
 
     def session_files(self, folder: Path) -> list[Path]:
         """Each conversation's `base_state.json`, saved again as the conversation goes on."""

@@ -90,11 +90,12 @@ def test_openhands_conversations_keep_what_was_said_and_done_but_not_what_it_inj
 
 
 def test_openhands_is_found_in_both_stores(fixtures: Path, tmp_path: Path) -> None:
-    assert OpenHandsImporter().default_locations({}, tmp_path) == [tmp_path / ".openhands/conversations"]
+    canvas = tmp_path / ".openhands/agent-canvas/conversations"
+    assert OpenHandsImporter().default_locations({}, tmp_path) == [tmp_path / ".openhands/conversations", canvas]
     moved = {"OPENHANDS_PERSISTENCE_DIR": "/srv/oh"}
-    assert OpenHandsImporter().default_locations(moved, tmp_path) == [Path("/srv/oh/conversations")]
-    moved = {"OPENHANDS_CONVERSATIONS_DIR": "~/chats", **moved}
-    assert OpenHandsImporter().default_locations(moved, tmp_path) == [tmp_path / "chats"]
+    assert OpenHandsImporter().default_locations(moved, tmp_path) == [Path("/srv/oh/conversations"), canvas]
+    moved = {"OPENHANDS_CONVERSATIONS_DIR": "~/chats", "OH_CONVERSATIONS_PATH": "/srv/canvas", **moved}
+    assert OpenHandsImporter().default_locations(moved, tmp_path) == [tmp_path / "chats", Path("/srv/canvas")]
     assert OpenHandsV0Importer().default_locations({}, tmp_path) == [tmp_path / ".openhands/sessions"]
     moved = {"FILE_STORE_PATH": "/srv/openhands"}
     assert OpenHandsV0Importer().default_locations(moved, tmp_path) == [Path("/srv/openhands/sessions")]

@@ -13,7 +13,8 @@ when there. `context.jsonl` (`<session id>.jsonl` beside the folder before late 
 what the model is sent, `{role, content}` a line, without times and cut back when the context is
 compacted: read only for sessions that have no wire log. The text Kimi CLI adds to it itself
 (`<system>` and `<system-reminder>` parts, the `_system_prompt`, `_checkpoint` and `_usage` lines)
-is left out.
+is left out, and a file attached to a prompt (`<document path=…>` its content `</document>`, and
+`image`, `video` alike) becomes one line naming it.
 
 **Kimi Code** (`kimi-code`, the standalone successor): `<data dir>/sessions/<wd_<folder>_<hash>>/
 session_<id>/`, the data dir being `$KIMI_CODE_HOME`, else `~/.kimi-code` (on every OS);
@@ -31,6 +32,7 @@ which reads it where Kimi CLI wrote it (the import leaves that in place).
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -67,6 +69,10 @@ _SILENT_EVENTS = {
 }  # fmt: skip
 _INJECTED = ("<system>", "<system-reminder>")
 _MD5 = re.compile(r"(?:^|_)[0-9a-f]{32}$")
+# A file attached to a prompt is wrapped in a tag naming it: `<document path="…" content_type="…">`,
+# its content, `</document>` (also `image`, `video`, `audio`). The file's content is not what was typed.
+_MEDIA_OPEN = re.compile(r'\A<(image|video|audio|document)((?:\s+[a-z_]+="[^"]*")*)>\Z')
+_PATH = re.compile(r'\bpath="([^"]*)"')
 
 
 def share_folder(env: Mapping[str, str], home: Path) -> Path:
@@ -258,14 +264,26 @@ def _context_turns(file: Path, report: ImportReport, unknown: UnknownCounts) -> 
 
 
 def _text(content: object) -> str:
-    """A message's text: a string, or its text parts; thinking and the parts Kimi CLI adds left out."""
+    """A message's text: a string, or its text parts; thinking and the parts Kimi CLI adds left out,
+    an attached file as one line naming it."""
     if isinstance(content, str):
         return "" if content.lstrip().startswith(_INJECTED) else content
     texts = []
+    inside = ""
     for part in as_list(content):
         part = as_dict(part)
         kind = as_str(part.get("type"))
-        if kind == "text" and not as_str(part.get("text")).lstrip().startswith(_INJECTED):
+        text = as_str(part.get("text")).strip() if kind == "text" else ""
+        if inside:
+            inside = "" if text == f"</{inside}>" else inside
+            continue
+        opened = _MEDIA_OPEN.match(text)
+        if opened:
+            inside = opened.group(1)
+            path = _PATH.search(opened.group(2))
+            label = "file" if inside == "document" else inside
+            texts.append(f"[{label} {html.unescape(path.group(1))}]" if path else f"[{label}]")
+        elif kind == "text" and not as_str(part.get("text")).lstrip().startswith(_INJECTED):
             texts.append(as_str(part.get("text")))
         elif kind in {"image_url", "audio_url", "video_url"}:
             texts.append(f"[{kind.removesuffix('_url')}]")

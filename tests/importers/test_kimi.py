@@ -39,7 +39,10 @@ def test_kimi_sessions_read_what_was_typed_and_answered(fixtures: Path, read_all
 
     todos = chats[TODOS]  # no header; the title from the metadata.json of then; cut off at the end
     assert todos.title == "TODOs"
-    assert [m.role for m in todos.messages] == ["user", "assistant"]
+    assert [(m.role, m.text) for m in todos.messages][2:] == [  # files the web UI attached, by name
+        ("user", "[file /home/ana/src/shop/TODO.md]\n\n[image /home/ana/shot.png]\n\nwhich of these is done?"),
+        ("assistant", "Neither yet."),
+    ]
 
     notes = chats[NOTES]  # a context log: what Kimi CLI added is left out
     assert notes.project == "/home/ana/notes"

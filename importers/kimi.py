@@ -21,8 +21,8 @@ session_<id>/`, the data dir being `$KIMI_CODE_HOME`, else `~/.kimi-code` (on ev
 `<data dir>/session_index.jsonl` names each session's folder (`{sessionId, sessionDir, workDir}`).
 `state.json` holds the title, folder (`cwd`) and times (Unix milliseconds); `agents/main/wire.jsonl`
 the main agent's records, `{type, ...payload, time}` after a `metadata` line: `turn.prompt` and
-`turn.steer` carry an `input` and its `origin` (only `user` is what someone typed: skill activations,
-injections, hook results, cron jobs and retries are not), `context.append_loop_event` the reply
+`turn.steer` carry an `input` and its `origin` (`{kind}`; only `user` is what someone typed: skill
+activations, injections, hook results, cron jobs and retries are not), `context.append_loop_event` the reply
 (`content.part` text; thinking left out), `tool.call` and `tool.result`. Subagents
 (`agents/<other>/`) are their own work.
 A session Kimi Code imported from Kimi CLI (`custom.imported_from_kimi_cli`) is left to `kimi-cli`,
@@ -384,7 +384,8 @@ def _convert_code(file: Path, report: ImportReport, unknown: UnknownCounts) -> C
         kind, moment = as_str(record.get("type")), parse_time(record.get("time"))
         if kind in {"turn.prompt", "turn.steer"}:
             reply.flush(turns, number)
-            if as_str(record.get("origin")) in _TYPED_ORIGINS or "origin" not in record:
+            origin = record.get("origin")
+            if (as_str(as_dict(origin).get("kind")) or as_str(origin)) in _TYPED_ORIGINS or origin is None:
                 turns.append(Turn(f"{number}:user", "user", _text(record.get("input")), moment))
         elif kind == "context.append_loop_event":
             event = as_dict(record.get("event"))

@@ -14,7 +14,11 @@ Unix milliseconds). A user message's `content` is one of `{"Prompt": {prompt}}` 
 `{"ToolUseResults": {tool_use_results}}` and `{"CancelledToolUses": {prompt, tool_use_results}}`; its
 `timestamp` (1.14 and later) is RFC 3339. The context Q adds to a prompt (`additional_context`, the
 environment in `env_context`) is kept apart from it and is not read. An assistant message is
-`{"Response": {message_id, content}}` or `{"ToolUse": {message_id, content, tool_uses}}`.
+`{"Response": {message_id, content}}` or `{"ToolUse": {message_id, content, tool_uses}}`. The state's
+`transcript` is the human-readable log of every prompt (`> …`) and reply (ending `[Tool uses: …]`),
+kept across `/clear` (which empties `history`) and `/compact` (which replaces it with a summary):
+when it holds prompts the history no longer does, the chat is read from it (without the tools'
+output, which it does not keep).
 
 `q chat` is open source (its migrations and `ConversationState` are the shapes here); Kiro CLI is
 not, and its `conversations_v2` table is as its own crash reports print the statement creating it.
@@ -24,6 +28,7 @@ Kiro CLI's newer file store (`~/.kiro/sessions/cli/<id>.jsonl`) has no public wr
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from collections.abc import Iterator, Mapping
@@ -144,7 +149,7 @@ def _read_database(
             yield build_conversation(
                 id=f"{source}:{conversation_id}",
                 source=source,
-                turns=_turns(state, unknown),
+                turns=_conversation(state, unknown),
                 report=report,
                 created_at=parse_time(created),
                 updated_at=parse_time(updated),
@@ -173,6 +178,41 @@ def _variant(value: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         return "", {}
     ((kind, fields),) = value.items()
     return kind, as_dict(fields)
+
+
+def _conversation(state: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
+    """The history's turns, or the transcript's when it holds prompts the history no longer does
+    (`/clear` empties the history and `/compact` replaces it with a summary; the transcript keeps
+    every prompt and reply)."""
+    turns = _turns(state, unknown)
+    said = _transcript(state)
+    asked = sum(turn.role == "user" for turn in turns)
+    if sum(turn.role == "user" for turn in said) <= asked:
+        return turns
+    first = min((turn.created_at for turn in turns if turn.created_at), default=None)
+    return [Turn(turn.key, turn.role, turn.text, first) for turn in said]
+
+
+_TOOL_USES = re.compile(r"\n\[Tool uses: ([^\]\n]*)\]\Z")
+
+
+def _transcript(state: dict[str, Any]) -> list[Turn]:
+    """The transcript's prompts (`> …`, a line break written as `> ` and one) and replies (ending in
+    `[Tool uses: …]`); slash commands and the CLI's own notices (errors, sign-in) are left out."""
+    turns = []
+    for number, entry in enumerate(as_list(state.get("transcript"))):
+        entry = as_str(entry)
+        if entry.startswith("> "):
+            prompt = entry[2:].replace("> \n", "\n")
+            if prompt.strip() and not prompt.startswith("/"):
+                turns.append(Turn(f"t{number}", "user", prompt))
+            continue
+        uses = _TOOL_USES.search(entry)
+        if uses:
+            names = [name.strip() for name in uses.group(1).split(",") if name.strip() and name.strip() != "none"]
+            lines = [entry[: uses.start()].strip(), *(f"[tool {name}]" for name in names)]
+            turns.append(Turn(f"t{number}", "assistant", "\n\n".join(line for line in lines if line)))
+    return turns
 
 
 def _turns(state: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:

@@ -85,7 +85,16 @@ def test_q_chat_conversations_keep_prompts_answers_and_tools_but_not_the_added_c
     notes = chats["amazon-q:e5f6a7b8-9c0d-4e1f-a2b3-c4d5e6f7a8b9"]  # 1.15: a local offset
     assert notes.created_at == datetime(2025, 9, 2, 9, 0, 0, 250000, tzinfo=UTC)
 
-    assert len(chats) == 3
+    cleared = chats["amazon-q:9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"]  # after /clear: the transcript
+    assert [(m.role, m.text) for m in cleared.messages] == [
+        ("user", "why is the terraform plan\nrecreating the bucket?"),
+        ("assistant", "The bucket name is computed from a timestamp, so every plan sees a new name.\n\n[tool fs_read]"),
+        ("user", "pin it then"),
+        ("assistant", "Pinned it to `var.bucket_name`.\n\n[tool fs_write]\n\n[tool execute_bash]"),
+    ]
+    assert cleared.project == "/home/ana/infra"
+
+    assert len(chats) == 4
     assert sorted(skip.reason for skip in report.skipped) == [
         "no messages",
         "not a conversation (no conversation_id)",

@@ -44,7 +44,7 @@ def test_sync_finds_the_new_agents_follows_them_and_reindex_rebuilds_them(tmp_pa
             "--home-ana--",
             "0e0e0e0e0e0e4e0e8e0e0e0e0e0e0e0e",
         ]
-        counts = {"amazon-q": 3, "kiro-cli": 2, "pi": 3, "kimi-cli": 4, "kimi-code": 2}
+        counts = {"amazon-q": 4, "kiro-cli": 2, "pi": 3, "kimi-cli": 4, "kimi-code": 2}
         counts |= {"openhands": 2, "openhands-v0": 2}
         assert sorted(cid.split(":")[0] for cid in chats) == sorted(f for f, n in counts.items() for _ in range(n))
         assert (again.files_changed, again.conversations_new, again.conversations_updated) == (0, 0, 0)

@@ -99,7 +99,7 @@ class AmazonQImporter(AgentLogImporter):
             databases,
             report,
             {"conversations"},
-            f"a {self.name} database",
+            "an Amazon Q or Kiro CLI database",
             lambda database, where, connection: _read_database(
                 self.name, connection, where, file_time(database), report, unknown
             ),

@@ -150,4 +150,4 @@ def test_a_database_without_the_conversations_table_is_reported(tmp_path: Path, 
     conversations, report = read_all(AmazonQImporter(), database)
 
     assert conversations == []
-    assert [skip.reason for skip in report.skipped] == ["not a amazon-q database (no conversations table)"]
+    assert [skip.reason for skip in report.skipped] == ["not an Amazon Q or Kiro CLI database (no conversations table)"]

@@ -43,6 +43,7 @@ from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
 _SKILL = re.compile(r'\A<skill name="([^"]+)" location="[^"]+">\n.*?\n</skill>(?:\n\n(.*))?\Z', re.DOTALL)
+_FILE_NAME = re.compile(r"\A\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z_.+\.jsonl\Z")
 _FILE = re.compile(r'<file name="([^"]+)">.*?</file>\n?', re.DOTALL)
 # Messages pi or its extensions wrote into the context: nobody's words.
 _NOT_SAID = {"custom", "hookMessage", "branchSummary", "compactionSummary"}
@@ -83,8 +84,10 @@ class PiImporter(AgentLogImporter):
 
 
 def _looks_like_session(path: Path) -> bool:
-    """pi's header line: a session with an id, a time and a folder, and nothing else's markers."""
-    if path.suffix != ".jsonl":
+    """pi's session file: named `<time>_<session id>.jsonl` (in a `--<folder>--` folder unless
+    `--session-dir` moved it), its first line a session header with an id, a time and a folder.
+    Other agents write look-alike headers; the name tells pi's apart."""
+    if path.suffix != ".jsonl" or not _FILE_NAME.match(path.name):
         return False
     first = read_head(path, 8192).split("\n", 1)[0].replace(" ", "")
     return first.startswith('{"type":"session"') and all(f'"{key}"' in first for key in ("id", "timestamp", "cwd"))

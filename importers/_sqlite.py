@@ -1,5 +1,5 @@
-"""The SQLite databases agents keep their chats in (Cursor, OpenCode, Crush, Goose, Zed): telling one
-by its first bytes, opening it read-only beside the running agent, reading its JSON columns, and
+"""The SQLite databases agents keep their chats in (Cursor, OpenCode, Crush, Goose, Zed, Amazon Q): telling
+one by its first bytes, opening it read-only beside the running agent, reading its JSON columns, and
 `DatabaseImporter`, what the importer of an agent that keeps its chats in such databases derives from."""
 
 from __future__ import annotations

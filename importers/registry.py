@@ -16,6 +16,7 @@ from importers._files import not_regular_reason
 from importers._safe import safe_conversations
 from importers._task_folders import TaskFolderImporter
 from importers.aider import AiderImporter
+from importers.amazon_q import AmazonQImporter, KiroCliImporter
 from importers.base import AgentLogImporter, Importer, ImportReport, SourceError
 from importers.chatgpt import ChatGPTImporter
 from importers.claude import ClaudeImporter
@@ -33,7 +34,10 @@ from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo import KiloImporter
 from importers.kilo_code import KiloCodeImporter
+from importers.kimi import KimiCodeImporter, KimiImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
+from importers.openhands import OpenHandsImporter, OpenHandsV0Importer
+from importers.pi import PiImporter
 from importers.plain import PlainImporter
 from importers.qwen_code import QwenCodeImporter
 from importers.roo_code import RooCodeImporter
@@ -69,6 +73,13 @@ AGENT_LOGS: list[AgentLogImporter] = [
     ZedImporter(),
     CopilotCliImporter(),
     ClineSdkImporter(),
+    AmazonQImporter(),
+    KiroCliImporter(),
+    PiImporter(),
+    KimiImporter(),
+    KimiCodeImporter(),
+    OpenHandsImporter(),
+    OpenHandsV0Importer(),
     ClaudeCodeImporter(),
     CodexImporter(),
     GeminiImporter(),

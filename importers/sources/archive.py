@@ -28,6 +28,16 @@ def _safe_part(part: str) -> str:
     return "_" if part in {"", ".", ".."} else part
 
 
+def _keep_time(source: Path, copy: Path) -> None:
+    """Give the copy its source's modification time: a chat its file gives no times to is dated by
+    the file, and read back from the copy it must keep that date."""
+    try:
+        written = source.stat().st_mtime_ns
+        os.utime(copy, ns=(written, written))
+    except OSError:
+        pass
+
+
 class Archive:
     def __init__(self, home: Path):
         self.root = home / "archive"
@@ -62,6 +72,7 @@ class Archive:
                 copied += len(block)
             dst.flush()
             os.fsync(dst.fileno())
+        _keep_time(source, self.path(relative))
         return copied
 
     def copy(self, source: Path, relative: str) -> int:
@@ -73,6 +84,7 @@ class Archive:
             shutil.copyfileobj(src, dst, _BLOCK)
             dst.flush()
             os.fsync(dst.fileno())
+        _keep_time(source, tmp)
         os.replace(tmp, target)
         return target.stat().st_size
 
@@ -108,6 +120,7 @@ class Archive:
                 dst.close()
         finally:
             src.close()
+        _keep_time(source, tmp)
         os.replace(tmp, target)
 
     def remove(self, relative: str) -> bool:

@@ -123,8 +123,9 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
     """Import what is new in this machine's coding-agent logs, keeping a private copy of each.
 
     The agents are Claude Code, Codex, Gemini CLI, Aider, Cursor and its agent, Copilot Chat, Cline, Roo
-    Code, Kilo Code, OpenCode, Qwen Code, Continue, Crush, Goose and Zed. Unchanged files are not read
-    again. With --watch it keeps going, syncing each burst of writes.
+    Code, Kilo Code, OpenCode, Qwen Code, Continue, Crush, Goose, Zed, Amazon Q Developer CLI, Kiro CLI,
+    pi, Kimi CLI, Kimi Code and OpenHands. Unchanged files are not read again. With --watch it keeps going,
+    syncing each burst of writes.
     """
 
     from server.embedding import embed_with_progress

@@ -22,6 +22,7 @@ from importers.base import ImportReport
 from storage.models import Conversation
 from tests.agent_fixtures import good_session
 from tests.fuzz.strategies import damage, dumps, json_line, mutate
+from tests.importers.test_amazon_q import write_amazon_q_database
 from tests.importers.test_crush import crush_database
 from tests.importers.test_goose import goose_database
 from tests.importers.test_opencode import database_from_storage
@@ -378,6 +379,81 @@ def cline_sdk() -> tuple[str, Writer, Neighbour]:
     return "sessions", good, hostile
 
 
+def amazon_q(table: str, rows: str, folder_name: str) -> tuple[str, Writer, Neighbour]:
+    """Amazon Q and Kiro CLI: a row per conversation; the neighbour is a copy of the first under an
+    id and folder of its own, its conversation state mutated."""
+    tables: dict[str, list[dict[str, Any]]] = json.loads((IMPORTERS / "amazon-q" / rows).read_text())
+    layout = f"{folder_name}/data.sqlite3"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        neighbour = json.loads(other_ids(json.dumps(tables[table][0])))
+        neighbour["key"] = "/home/fa11/neighbour"
+        value = mutate(neighbour["value"], data, data.draw(st.integers(1, 3), label="mutations"))
+        neighbour["value"] = dumps(value).encode("utf-8", "surrogatepass")
+        (folder / layout).unlink()
+        write_amazon_q_database({**tables, table: [*tables[table], neighbour]}, folder / layout)
+
+    return layout, lambda folder: write_amazon_q_database(tables, folder / layout) and None, hostile
+
+
+def kimi() -> tuple[str, Writer, Neighbour]:
+    """Kimi CLI: a folder per session; the neighbour is one more session's wire log."""
+    seed = _one("kimi-cli/.kimi/sessions/*/2b7e4c1a-*/wire.jsonl")
+    raw = seed.read_text(encoding="utf-8")
+    layout = ".kimi/sessions/93810c1caacf64d96eac69398065e2d9/2b7e4c1a-9d3f-4e6a-8b5c-1d2e3f4a5b6c/wire.jsonl"
+
+    def good(folder: Path) -> None:
+        (folder / layout).parent.mkdir(parents=True, exist_ok=True)
+        (folder / layout).write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        target = folder / other_ids(layout)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(hostile_json_lines(raw, data).encode("utf-8", "surrogatepass"))
+
+    return ".kimi", good, hostile
+
+
+def kimi_code() -> tuple[str, Writer, Neighbour]:
+    """Kimi Code: a folder per session; the neighbour is one more session's main wire log."""
+    seed = _one("kimi-code/.kimi-code/sessions/wd_shop_*/session_*/agents/main/wire.jsonl")
+    raw = seed.read_text(encoding="utf-8")
+    session = "session_8f2c1d4e-5a6b-4c7d-9e8f-0a1b2c3d4e5f"
+    layout = f".kimi-code/sessions/wd_shop_2f866d424f70/{session}/agents/main/wire.jsonl"
+
+    def good(folder: Path) -> None:
+        (folder / layout).parent.mkdir(parents=True, exist_ok=True)
+        (folder / layout).write_text(raw, encoding="utf-8")
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        target = folder / layout.replace("session_8f2c1d4e", "session_fa11fa11")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(hostile_json_lines(raw, data).encode("utf-8", "surrogatepass"))
+
+    return ".kimi-code", good, hostile
+
+
+def openhands(store: str, seed_id: str, state: str, state_id: str) -> tuple[str, Writer, Neighbour]:
+    """OpenHands: a folder per conversation, a file per event; the neighbour is a copy of the
+    conversation under an id of its own, one of its files hostile."""
+    seed = IMPORTERS / "openhands/.openhands" / store / seed_id
+    sessions = f".openhands/{store}"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        copy = folder / sessions / "fa11fa112b9e8d4c6fa0b1c2d3e4f5a6"
+        shutil.copytree(seed, copy)
+        metadata = copy / state
+        metadata.write_text(metadata.read_text().replace(state_id, "fa11fa11-2b9e-4d4c-8fa0-b1c2d3e4f5a6"))
+        target = data.draw(st.sampled_from(sorted(copy.rglob("*.json"))), label="file")
+        if data.draw(st.booleans(), label="damage bytes") or not target.read_text().endswith("}"):
+            target.write_bytes(damage(target.read_bytes(), data))
+        else:
+            document = mutate(json.loads(target.read_text()), data, data.draw(st.integers(1, 3), label="mutations"))
+            target.write_bytes(dumps(document).encode("utf-8", "surrogatepass"))
+
+    return sessions, lambda folder: shutil.copytree(seed, folder / sessions / seed.name) and None, hostile
+
+
 def _one(pattern: str) -> Path:
     return next(IMPORTERS.glob(pattern))
 
@@ -422,6 +498,21 @@ WRITTEN: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         "../fa11fa11-7a3e-4b6d-9e1f-0c2b3a4d5e6f.jsonl",
     ),
     "cline-sdk": cline_sdk,
+    "amazon-q": lambda: amazon_q("conversations", "rows.json", "amazon-q"),
+    "kiro-cli": lambda: amazon_q("conversations_v2", "kiro-rows.json", "kiro-cli"),
+    "pi": lambda: session_files(
+        _one("pi/sessions/--home-ana-src-shop--/*.jsonl"),
+        "sessions/--home-a--/2026-02-10T08-00-00-000Z_019c2f4e-8a1b-7c3d-9e4f-5a6b7c8d9e0f.jsonl",
+        "2026-02-10T09-00-00-000Z_019c2f4e-8a1b-7c3d-9e4f-5a6b7c8d9e0f.jsonl",
+    ),
+    "kimi-cli": kimi,
+    "kimi-code": kimi_code,
+    "openhands": lambda: openhands(
+        "conversations", "a3f25b1c3e3b47c2b2f6d735b039e302", "base_state.json", "a3f25b1c-3e3b-47c2-b2f6-d735b039e302"
+    ),
+    "openhands-v0": lambda: openhands(
+        "sessions", "7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7", "metadata.json", "7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7"
+    ),
 }
 SOURCES = WRITTEN | {
     importer.name: functools.partial(agent_sessions, importer.name)

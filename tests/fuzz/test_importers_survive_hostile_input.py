@@ -19,6 +19,7 @@ from storage.errors import PastchatsError
 from storage.library import Library
 from tests.agent_fixtures import good_session
 from tests.fuzz.strategies import damage, dumps, json_line, mutate
+from tests.importers.test_amazon_q import write_amazon_q_database
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 IMPORTER_FIXTURES = FIXTURES / "importers"
@@ -38,7 +39,8 @@ SEEDS = EXPORTS | {
 # database under another name) holds the records its files hold (fuzzed above as `opencode-files`) and
 # converts them with the same code, and so does Goose's (`goose-files`); Crush's and Zed's broken rows
 # are in their fixtures (tests/importers/test_crush.py, test_zed.py).
-FORMATS = [*SEEDS, "cursor", "opencode", "kilo", "crush", "goose", "zed"]
+# Amazon Q's and Kiro CLI's databases are fuzzed below.
+FORMATS = [*SEEDS, "cursor", "opencode", "kilo", "crush", "goose", "zed", "amazon-q", "kiro-cli"]
 RUNS = settings(
     max_examples=8,
     deadline=None,
@@ -151,3 +153,23 @@ def test_a_cursor_database_with_hostile_rows_imports_or_fails_clearly(library: L
         if data.draw(st.booleans(), label="damage the database file"):
             database.write_bytes(damage(database.read_bytes(), data))
         import_and_check(library, database, "cursor")
+
+
+@pytest.mark.parametrize(("format", "rows"), [("amazon-q", "rows.json"), ("kiro-cli", "kiro-rows.json")])
+@RUNS
+@given(data=st.data())
+def test_an_amazon_q_database_with_hostile_conversations_imports_or_fails_clearly(
+    library: Library, format: str, rows: str, data: st.DataObject
+) -> None:
+    """Amazon Q's and Kiro CLI's `data.sqlite3`, each conversation state's JSON fuzzed."""
+    tables: dict[str, list[dict[str, Any]]] = json.loads((IMPORTER_FIXTURES / "amazon-q" / rows).read_text())
+    for entries in tables.values():
+        for row in entries:
+            if data.draw(st.booleans(), label="fuzz this conversation"):
+                value = mutate(row["value"], data, data.draw(st.integers(1, 3), label="mutations"))
+                row["value"] = dumps(value).encode("utf-8", "surrogatepass")
+    with tempfile.TemporaryDirectory() as folder:
+        database = write_amazon_q_database(tables, Path(folder) / format / "data.sqlite3")
+        if data.draw(st.booleans(), label="damage the database file"):
+            database.write_bytes(damage(database.read_bytes(), data))
+        import_and_check(library, database, format)

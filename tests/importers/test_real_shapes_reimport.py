@@ -13,6 +13,7 @@ from importers.aider import AiderImporter
 from tests.agent_fixtures import FIXTURES, session_folders
 
 from .conftest import build_vscdb
+from .test_amazon_q import amazon_q_database
 
 # The exports', Cursor's (its databases' rows) and a second Aider history; every agent's fixture folders,
 # as it finds sessions in them (`tests.agent_fixtures`), follow.
@@ -24,6 +25,8 @@ OTHERS = [
     ("cursor-versions", "cursor"),
     ("cursor-2025-05", "cursor"),
     ("cursor-2026", "cursor"),
+    ("amazon-q/rows.json", "amazon-q"),
+    ("amazon-q/kiro-rows.json", "kiro-cli"),
 ]
 AGENTS = [
     (str(folder.relative_to(FIXTURES)), importer.name)
@@ -41,6 +44,8 @@ def test_reimporting_a_real_shape_fixture_adds_nothing(
     importer = AiderImporter(tz=UTC) if format == "aider" else None
     if format == "cursor":  # a global database, from its rows
         path = build_vscdb(tmp_path / "state.vscdb", json.loads(next(path.glob("global*.json")).read_text()))
+    if format in {"amazon-q", "kiro-cli"}:  # Amazon Q's and Kiro CLI's database, from its rows
+        path = amazon_q_database(fixtures, tmp_path / format / "data.sqlite3", source)
 
     first = import_fixture(path, format, importer=importer)
     again = import_fixture(path, format, importer=importer, library=first.library)

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.embed_cache import CachingEmbedder
 from importers.registry import read
-from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 from storage.search import PLAIN_RRF, SHIPPED, Fusion
+from storage.units.passages import WINDOW_VECTORS, ChunkOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"

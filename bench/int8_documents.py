@@ -4,7 +4,7 @@
         [--texts 300] [--variants shipped,all,none-kept] [--batches 1,16] [--repeats 1] [--sensitivity 80]
         [--sessions 1,2]
 
-The texts are the passages and windows `storage.chunking` makes of `bench.perf_corpus` chats (what an
+The texts are the passages and windows `storage.units.passages` makes of `bench.perf_corpus` chats (what an
 import embeds). Each variant is quantised from the installed float32 model into a temporary folder with
 `storage.embedding.int8_model.quantize` (per-channel int8 weights, dynamic uint8 activations): `shipped` keeps
 `storage.embedding.int8_model.KEEP_FLOAT`'s nodes in float32, `all` quantises every MatMul with a constant weight,
@@ -31,11 +31,11 @@ from pathlib import Path
 import numpy as np
 
 from bench.perf_corpus import CorpusWriter
-from storage.chunking import chunk_conversation
 from storage.defaults import DEFAULT_MODEL
 from storage.embedding import int8_model
 from storage.embedding.embedder import FastEmbedder
 from storage.embedding.model_files import describe, installed_path
+from storage.units.passages import chunk_conversation
 
 SHIPPED = list(int8_model.KEEP_FLOAT[DEFAULT_MODEL.lower()])
 

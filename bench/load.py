@@ -99,7 +99,7 @@ def start_import(home: Path, source: Path, env: dict[str, str]) -> subprocess.Po
 def import_child(home: Path, source: Path) -> None:
     """The product's import path (`import_source`) with hash vectors: the store claims the model."""
     from bench.perf_build import ClaimingHashEmbedder
-    from server.importing import import_source
+    from server.services.importing import import_source
     from storage.library import Library
 
     started = time.perf_counter()

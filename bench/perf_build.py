@@ -32,9 +32,9 @@ import numpy as np
 from bench.perf_corpus import CorpusWriter
 from bench.wrapped import WrappedEmbedder
 from server.settings import derived_models_dir
-from storage import ingest
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
 from storage.library import IngestProgress, Library
+from storage.writing import ingest
 
 HASH_BUCKETS = 8192
 BUILD_BATCH_MESSAGES = 8192

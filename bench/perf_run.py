@@ -42,9 +42,9 @@ from bench.perf_corpus import CorpusWriter, queries
 from server.app import build_server
 from server.settings import Settings
 from storage.embedding.embedder import FastEmbedder
-from storage.filters import Filters
 from storage.library import Library
-from storage.query import analyse
+from storage.query.analysis import analyse
+from storage.query.filters import Filters
 from tools import conversation_search
 
 

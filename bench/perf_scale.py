@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from storage.filters import Filters
+from storage.query.filters import Filters
 from storage.stores.vector_matrix import META_COLUMNS, VectorMatrix
 
 DIM = 384

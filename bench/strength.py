@@ -38,9 +38,9 @@ from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.cli import LME_FILE
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.retrieve import ImportTiming, fresh_store
-from storage.chunking import WINDOW_VECTORS, ChunkOptions
 from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
+from storage.units.passages import WINDOW_VECTORS, ChunkOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 COUNTS = ("own_shown", "own_strong", "strong_total", "strong_gold", "foreign_strong", "nonsense_strong")

@@ -30,7 +30,7 @@ from tools import conversation_search, read_chat, recent_chats
 
 def calls(library: Library, count: int) -> Iterator[tuple[str, dict[str, Any]]]:
     """The calls to make: deterministic for a given store."""
-    projects = sorted(library.store.column_counts("project"))[:3] or [None]
+    projects = sorted(library.names()[1])[:3] or [None]
     for i, query in enumerate(queries(seed=11, count=count)):
         arguments: dict[str, Any] = {"query": query, "max_results": 1 + i % 10}
         if i % 4 == 1:

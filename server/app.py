@@ -18,9 +18,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
-from server import wiring
-from server.background import BackgroundSync
-from server.embedding import BackgroundEmbedding
+from server.services import opening as wiring
+from server.services.embedding import BackgroundEmbedding
+from server.services.sync.background import BackgroundSync
 from server.settings import Settings
 from server.warm_up import SERVING_GC_THRESHOLD as SERVING_GC_THRESHOLD  # where tests and bench/ look
 from server.warm_up import WarmLibrary

@@ -12,7 +12,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from storage.defaults import DEFAULT_MODEL
-from storage.store_meta import store_model
+from storage.upkeep.store_meta import store_model
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 

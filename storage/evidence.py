@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from storage.query import AnalysedQuery, stem_set, stem_words
+from storage.query.analysis import AnalysedQuery, stem_set, stem_words
 
 Strength = Literal["strong", "weak"]
 Meaning = Literal["close", "related", "loose"]

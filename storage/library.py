@@ -24,8 +24,6 @@ from typing import Literal
 
 import pyarrow as pa
 
-from storage import idle_release, reading
-from storage.chunking import DEFAULT_OPTIONS, ChunkOptions
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
     DiskFull,
@@ -38,21 +36,24 @@ from storage.errors import (
     UnknownProject,
     is_disk_full,
 )
-from storage.filters import Filters
-from storage.hiding import Hiding
-from storage.ingest import BATCH_CONVERSATIONS, Ingestor, IngestProgress, IngestStats
-from storage.journal import DeletedWatch
-from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.owner_only import make_folder, tighten
-from storage.recent import StoreStats, project_spellings, recent_page, store_stats
+from storage.query.filters import Filters
+from storage.reads import read_chat as reading
+from storage.reads.hiding import Hiding
+from storage.reads.listing import StoreStats, project_spellings, recent_page, store_stats
+from storage.reads.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.redaction import Redaction
-from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
-from storage.store_meta import STORE_FORMAT, read_meta, refuse_newer
 from storage.stores import catalog
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import TABLE_NAMES, LanceStore
+from storage.units.passages import DEFAULT_OPTIONS, ChunkOptions
+from storage.upkeep import idle_release
+from storage.upkeep.store_meta import STORE_FORMAT, read_meta, refuse_newer
+from storage.writing.ingest import BATCH_CONVERSATIONS, Ingestor, IngestProgress, IngestStats
+from storage.writing.journal import DeletedWatch
+from storage.writing.locks import WriteLock
 
 ModelLoader = Callable[[str], Embedder]
 

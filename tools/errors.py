@@ -15,7 +15,7 @@ from storage.errors import NotFound, PastchatsError
 if TYPE_CHECKING:
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from storage.recent import RecentSource
+    from storage.reads.listing import RecentSource
 
 logger = logging.getLogger("pastchats.tools")
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: `pastchats recent` renders plain objects 
     from collections.abc import Sequence
     from datetime import datetime
 
-    from storage.results import ChatHit, ShownMessage
+    from storage.reads.results import ChatHit, ShownMessage
 
 LOOKALIKE_LT = "\u2039"  # ‹
 MATCH_SEPARATOR = "…"

@@ -30,10 +30,10 @@ from bench.quality.locomo import CATEGORIES, load_locomo, session_of
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.metrics import dcg, expand_units
 from bench.quality.run_longmemeval import score_question as score_lme
-from storage.chunking import ChunkOptions
 from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 from storage.models import Conversation
+from storage.units.passages import ChunkOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 KS = (5, 10)

@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from importers.base import ImportReport
 from importers.sources.archive import Archive
 from importers.sources.sync_state import SyncState
-from storage.filters import Filters
 from storage.library import Library
 from storage.models import Conversation, content_hash
+from storage.query.filters import Filters
 
 __all__ = ["EXCLUDED", "Exclusions", "delete", "finish", "finish_deletes", "forget", "matching", "unforget"]
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from server.settings import Settings
     from storage.library import Library
-    from storage.recent import RecentSource
+    from storage.reads.listing import RecentSource
 
 T = TypeVar("T")
 
@@ -139,7 +139,7 @@ def unknown_name(flag: str, kind: str, given: str, known: list[str]) -> str:
 @contextmanager
 def reading(settings: Settings) -> Iterator[Library]:
     """The store for a command that only reads: no model, and LanceDB only when opening must repair."""
-    from server import wiring
+    from server.services import opening as wiring
 
     library = wiring.open_for_reading(settings)
     try:
@@ -153,7 +153,7 @@ def searching(settings: Settings) -> Iterator[Library]:
     """The store for `search`, opened as the server opens it: the model loads on its own thread while
     the store opens, and LanceDB only when opening has something to repair (a cold search pays for
     neither the sum of the two nor LanceDB's import)."""
-    from server import wiring
+    from server.services import opening as wiring
 
     library = wiring.open_for_serving(settings)
     try:
@@ -165,7 +165,7 @@ def searching(settings: Settings) -> Iterator[Library]:
 @contextmanager
 def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
     """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""
-    from server import wiring
+    from server.services import opening as wiring
 
     library = wiring.open_library(settings, load_model=model)
     library.lock.on_wait = lambda notice: click.echo(notice, err=True)  # plainly, not as a log line
@@ -203,7 +203,7 @@ def json_text(value: Any) -> str:
 
 def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str:
     """`redacting`: whether secrets are redacted as chats are written (`PASTCHATS_REDACT`)."""
-    from server.watching import watch_status
+    from server.services.sync.watching import watch_status
 
     info = source.stats()
     watcher = watch_status(info.home)

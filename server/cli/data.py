@@ -68,7 +68,7 @@ def import_(
         raise click.UsageError("pass one or more files or folders to import, or --sample")
     from importers import registry
     from importers.base import SourceError
-    from server import wiring
+    from server.services import opening as wiring
 
     settings = make_settings(ctx)
     for path in paths:  # a wrong path or format fails here, before the store and the model load
@@ -76,8 +76,8 @@ def import_(
             registry.choose(path, format_)
         except SourceError as exc:
             raise click.ClickException(str(exc)) from None
-    from server.embedding import embed_with_progress
-    from server.importing import import_source, sample_path, summary_text, totals
+    from server.services.embedding import embed_with_progress
+    from server.services.importing import import_source, sample_path, summary_text, totals
 
     with ExitStack() as stack:
         sources: list[tuple[Path, str | None, str | None]] = [(path, format_, None) for path in paths]
@@ -127,9 +127,9 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
     again. With --watch it keeps going, syncing each burst of writes.
     """
 
-    from server.embedding import embed_with_progress
-    from server.importing import progress_reporter
-    from server.wiring import syncer_for
+    from server.services.embedding import embed_with_progress
+    from server.services.importing import progress_reporter
+    from server.services.opening import syncer_for
 
     settings = make_settings(ctx)
     if watch:
@@ -159,7 +159,7 @@ def watch_logs(settings: Settings, paths: tuple[Path, ...], quiet: bool, as_json
     import threading
 
     from importers.sources.report import SyncReport
-    from server.watching import Watcher
+    from server.services.sync.watching import Watcher
 
     def said(text: str) -> None:
         if not quiet:
@@ -194,8 +194,8 @@ def reindex(ctx: click.Context, quiet: bool, as_json: bool) -> None:
     unchanged chats are not embedded again.
     """
     from importers.sources.reindex import Reindexer
-    from server.importing import progress_reporter
-    from server.wiring import exclusions_from
+    from server.services.importing import progress_reporter
+    from server.services.opening import exclusions_from
 
     settings = make_settings(ctx)
     with opened(settings) as library:
@@ -286,7 +286,7 @@ def export(
     ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
 ) -> None:
     """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
-    from storage.export import plain_record, write_records
+    from storage.reads.export import plain_record, write_records
 
     settings = make_settings(ctx)
     with reading(settings) as library:

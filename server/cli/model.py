@@ -32,7 +32,7 @@ def model_report(settings: Settings, *, load: bool = True) -> dict[str, Any]:
     """Which model the store uses, where it is looked for, whether it is installed and loads."""
     from storage.embedding.embedder import verify
     from storage.embedding.model_files import ModelError, installed_path
-    from storage.store_meta import store_model
+    from storage.upkeep.store_meta import store_model
 
     name = settings.model_name()
     report: dict[str, Any] = {
@@ -116,7 +116,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 def install_model(settings: Settings, info: ModelInfo, source: Path | None, *, show: bool = True) -> dict[str, Any]:
     """Install (or find installed) and verify: what happened, as `model install --json` prints it.
     Raises ClickException. `show`: say on stderr what takes time (the download, the int8 copy)."""
-    from server.progress import progress
+    from server.services.progress import progress
     from server.settings import derived_models_dir
     from storage.embedding.embedder import prepare_documents_model, verify
     from storage.embedding.model_files import ModelError, download, install_from, installed_path
@@ -175,7 +175,7 @@ def install(ctx: click.Context, name: str | None, source: Path | None, quiet: bo
         click.echo(installed_text(result))
     result["embedded"] = 0
     if info.name == settings.model_name():
-        from server.embedding import embed_awaiting
+        from server.services.embedding import embed_awaiting
 
         result["embedded"] = embed_awaiting(settings, show=show, say=not as_json)
     if as_json:
@@ -190,9 +190,9 @@ def install(ctx: click.Context, name: str | None, source: Path | None, quiet: bo
 @click.pass_context
 def use(ctx: click.Context, name: str, source: Path | None, quiet: bool, as_json: bool) -> None:
     """Switch the store to another model (installing it first if needed) and re-embed every passage."""
-    from server.embedding import embed_awaiting, switch_model
+    from server.services.embedding import embed_awaiting, switch_model
     from storage.embedding.model_files import installed_path
-    from storage.store_meta import store_model
+    from storage.upkeep.store_meta import store_model
 
     settings = make_settings(ctx)
     info = _describe(name)

@@ -28,7 +28,8 @@ def serve(
     ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
 ) -> None:
     """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
-    from server import transports, wiring
+    from server import transports
+    from server.services import opening as wiring
 
     settings = make_settings(ctx, host=host, port=port)
     transports.stop_at_once_on_ctrl_c()

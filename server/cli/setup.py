@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from server.cli.common import json_option, json_text, make_settings, opened, quiet_option
-from server.setup_clients import CLIENTS
+from server.services.setup_clients import CLIENTS
 from storage.defaults import install_hint
 
 if TYPE_CHECKING:
@@ -34,8 +34,8 @@ def setup(ctx: click.Context, client: str, config_path: Path | None, print_only:
     Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
     already there. Restart the client afterwards.
     """
+    from server.services.setup_clients import SetupError, default_config_path, entry, executable, write_entry
     from server.settings import default_home, default_model_cache
-    from server.setup_clients import SetupError, default_config_path, entry, executable, write_entry
 
     settings: Settings = make_settings(ctx)
     args = [] if settings.home == default_home() else ["--home", str(settings.home.expanduser().absolute())]
@@ -90,7 +90,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool, client: str | None, cli
     Each problem comes with the command that fixes it. The exit status is 1 when something fails;
     a warning (no MCP client configured) leaves it 0.
     """
-    from server.doctor import render, run_checks
+    from server.services.doctor import render, run_checks
 
     if client and cli_only:
         raise click.UsageError("--client and --cli exclude each other: pass one")
@@ -117,7 +117,7 @@ def fix_store(settings: Settings, *, show: bool) -> list[str]:
     """Every repair `doctor --fix` can make: open the store (which finishes crashed writes), read
     every table to its last value and restore what is damaged, rebuild what is derived, embed what
     awaits embedding. Returns what it could not do, one line each, with its next step."""
-    from server.embedding import embed_with_progress
+    from server.services.embedding import embed_with_progress
     from storage.errors import PastchatsError
 
     try:

@@ -17,7 +17,8 @@ def ui(ctx: click.Context, port: int, no_browser: bool) -> None:
     The page is served on 127.0.0.1 with a secret token in its address; only your browser, given
     that address, can open it. Ctrl-C stops it.
     """
-    from server import transports, wiring
+    from server import transports
+    from server.services import opening as wiring
     from server.ui.serving import listen, serve
 
     settings = make_settings(ctx)

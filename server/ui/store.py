@@ -4,10 +4,10 @@ they read the whole store, seconds on years of history)."""
 
 from __future__ import annotations
 
-from server.doctor import Check, check_permissions, check_secrets, check_sources, check_store
+from server.services.doctor import Check, check_permissions, check_secrets, check_sources, check_store
 from server.ui.context import Context
 from server.ui.markup import Html, h, join, link, notice, when
-from storage.recent import StoreStats
+from storage.reads.listing import StoreStats
 
 REDACTED_CHATS = 30
 

@@ -16,10 +16,10 @@ from typing import get_args
 from storage.defaults import install_hint
 from storage.embedding.embedder import Embedder
 from storage.evidence import ChatEvidence, TermWeights, Verdict, strongest_first
-from storage.filters import Filters
-from storage.hits import ConversationMeta, chat_hit
-from storage.query import AnalysedQuery, analyse
-from storage.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
+from storage.query.analysis import AnalysedQuery, analyse
+from storage.query.filters import Filters
+from storage.reads.chat_meta import ConversationMeta, chat_hit
+from storage.reads.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
 from storage.search import shown
 from storage.search.fusion import SHIPPED, Fused, Fusion, chat_boost, rrf, window_boost
 from storage.search.legs import LEG_DEPTH, VECTOR_OVERFETCH, Legs, keyword_leg, member_window_leg, vector_leg

@@ -26,17 +26,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import TypeAdapter
 
-from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedding.embedder import Vectors
 from storage.errors import StoreDamaged
-from storage.filters import Filters, sql_in, sql_string
-from storage.hits import ConversationMeta
-from storage.locks import Readers
 from storage.models import Conversation, Message
+from storage.query.filters import Filters, sql_in, sql_string
+from storage.reads.chat_meta import ConversationMeta
 from storage.stores.catalog import Catalog
 from storage.stores.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.stores.vector_matrix import SCAN_THREADS, VectorMatrix
 from storage.times import naive_utc
+from storage.units.passages import NO_EMBEDDING, Chunk
+from storage.writing.locks import Readers
 
 # How a message is read from and written to its chat's `messages_json` (`Message` is a dataclass).
 MESSAGE = TypeAdapter(Message)
@@ -136,7 +136,7 @@ def _conversation_schema() -> pa.Schema:
 
 
 # The rows that have a vector: not awaiting their embedding, and not kept for keyword search only
-# (tool output, acknowledgements: `storage.chunking.embeds`).
+# (tool output, acknowledgements: `storage.units.passages.embeds`).
 VECTOR_ROWS = f"NOT pending AND embed_key != {sql_string(NO_EMBEDDING)}"
 
 
@@ -647,7 +647,7 @@ class LanceStore:
         *,
         fresh: bool = False,
     ) -> None:
-        """Upsert one slice of a long chat's chunks (`storage.ingest`); `drop_other_versions` ends it. A chat
+        """Upsert one slice of a long chat's chunks (`storage.writing.ingest`); `drop_other_versions` ends it. A chat
         with no chunk stored yet (`fresh`) has its slices appended: no join against every stored chunk."""
         self.matrix.note_changes([conversation.id])
         table = self._chunk_table([conversation], chunks, vectors, {conversation.id: version}, pending)

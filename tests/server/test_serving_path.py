@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from server import wiring
 from server.app import build_server
+from server.services import opening as wiring
 from server.settings import Settings
 from storage.embedding.embedder import Embedder, FastEmbedder, HashEmbedder
 from storage.library import Library

@@ -200,8 +200,8 @@ def test_listing_chats_by_time_reads_an_index_not_the_rows_that_hold_every_chats
 
 
 def test_a_page_by_time_read_from_the_index_is_the_page_the_whole_timeline_gives(tmp_path: Path) -> None:
-    from storage.filters import Filters
-    from storage.recent import page_by_time
+    from storage.query.filters import Filters
+    from storage.reads.listing import page_by_time
 
     home = tmp_path / "store"
     library = open_library(home)
@@ -224,7 +224,7 @@ def test_a_page_by_time_read_from_the_index_is_the_page_the_whole_timeline_gives
 
 
 def test_a_reader_shows_an_imports_chats_batch_by_batch_before_the_import_ends(tmp_path: Path) -> None:
-    from storage.ingest import BATCH_CONVERSATIONS
+    from storage.writing.ingest import BATCH_CONVERSATIONS
 
     home = tmp_path / "store"
     Library.open(home, embedder=HashEmbedder()).import_conversations([conversation("old", ["already here"])])

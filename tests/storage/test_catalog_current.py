@@ -14,8 +14,8 @@ from server.cli.common import stats_text
 from storage.defaults import DEFAULT_MODEL
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
-from storage.store_meta import store_model
 from storage.stores.catalog import FILE, Catalog
+from storage.upkeep.store_meta import store_model
 from tests.storage.helpers import conversation
 from tests.storage.test_catalog import chats
 

@@ -1,4 +1,4 @@
-"""The catalog answers `read` and `export` as LanceDB does (`storage.reading`, `Catalog.iter_conversations`):
+"""The catalog answers `read` and `export` as LanceDB does (`storage.reads.read_chat`, `Catalog.iter_conversations`):
 every page of every chat, every export format and filter, through imports, growth and deletes."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any, cast
 
 from importers.sources.privacy import delete
 from storage.embedding.embedder import HashEmbedder
-from storage.export import export
 from storage.library import Library
+from storage.reads.export import export
 from storage.stores.catalog import Catalog
 from tests.storage.helpers import chats, conversation
 from tools import read_chat

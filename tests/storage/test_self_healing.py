@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from storage.embedding.embedder import HashEmbedder
-from storage.ingest import MESSAGE_CHARS
 from storage.library import RESTORING, Library
-from storage.locks import Readers
+from storage.writing.ingest import MESSAGE_CHARS
+from storage.writing.locks import Readers
 from tests.storage.helpers import conversation
 
 CHATS = [

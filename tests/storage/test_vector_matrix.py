@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from storage.embedding.embedder import HashEmbedder
-from storage.filters import Filters
 from storage.library import Library
+from storage.query.filters import Filters
 from storage.stores.lance_store import LanceStore, _chunk_schema
 from storage.stores.vector_matrix import MAX_CHANGES, META_COLUMNS, ROUNDING, Snapshot, VectorMatrix
 from tests.storage.helpers import BASE, conversation

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from server.progress import Report, progress
+from server.services.progress import Report, progress
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -53,7 +53,7 @@ def embed_with_progress(
     library: Library, *, show: bool = True, stream: TextIO | None = None, every: float | None = None
 ) -> int:
     """Embed what awaits it, with done/total, elapsed time and an ETA on stderr (`stream`, a line every
-    `every` seconds off a terminal: `server.progress`); raises ClickException on failure."""
+    `every` seconds off a terminal: `server.services.progress`); raises ClickException on failure."""
     from storage.library import StoreError
 
     waiting = library.pending_embeddings() if library.embedder is not None else 0

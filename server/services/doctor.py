@@ -44,7 +44,7 @@ def check_model(settings: Settings) -> Check:
 
 
 def check_store(settings: Settings, model_ok: bool) -> Check:
-    from storage.health import inspect
+    from storage.upkeep.health import inspect
 
     health = inspect(settings.home)
     details = {key: str(value) if isinstance(value, Path) else value for key, value in asdict(health).items()}
@@ -138,7 +138,7 @@ def check_sources(settings: Settings) -> Check:
 
 def check_watcher(settings: Settings) -> Check:
     """Which process follows the agent logs live, how (file events, or polling and why), how far behind."""
-    from server.watching import watch_status
+    from server.services.sync.watching import watch_status
 
     status = watch_status(settings.home)
     if status is None:
@@ -154,7 +154,7 @@ def check_watcher(settings: Settings) -> Check:
 def check_clients(settings: Settings, only: str | None = None) -> Check:
     """Every client `setup` knows (none configured is a warning), or only the one asked about (then
     it must be configured)."""
-    from server.setup_clients import CLIENTS, configured_entry, default_config_path
+    from server.services.setup_clients import CLIENTS, configured_entry, default_config_path
 
     system = platform.system()
     configured: dict[str, Any] = {}

@@ -1,6 +1,6 @@
 """Time recall and store totals: pages of chats by `updated_at`, the preview shown for each, and
 `stats`. Written against `ChatSource`: the catalog (`storage.stores.catalog`), or the catalog less the
-chats a delete committed to (`storage.hiding`)."""
+chats a delete committed to (`storage.reads.hiding`)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from storage.errors import UnknownProject
-from storage.filters import Filters
+from storage.query.filters import Filters
 from storage.times import utc
 
 if TYPE_CHECKING:  # imported where used: `stats` needs none of these pydantic models (start-up speed)
-    from storage.hits import ConversationMeta
     from storage.models import Message
-    from storage.results import Match, RecentResult
+    from storage.reads.chat_meta import ConversationMeta
+    from storage.reads.results import Match, RecentResult
 
 
 PREVIEW_HEAD = 2  # the opening exchange says what a chat was about
@@ -35,7 +35,7 @@ def preview_spans(message_count: int) -> list[tuple[int, int]]:
 
 
 class ChatSource(Protocol):
-    """The reads `recent` and `stats` need (`storage.stores.catalog.Catalog`, `storage.hiding.Hiding`)."""
+    """The reads `recent` and `stats` need (`storage.stores.catalog.Catalog`, `storage.reads.hiding.Hiding`)."""
 
     def timeline(self, filters: Filters) -> list[tuple[datetime, str]]: ...
     def time_page(
@@ -140,8 +140,8 @@ def recent_page(
     A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
     `source_name`: only chats from that source (as stored).
     """
-    from storage.hits import chat_hit
-    from storage.results import RecentResult
+    from storage.reads.chat_meta import chat_hit
+    from storage.reads.results import RecentResult
 
     projects = project_spellings(source, project)
     filters = Filters(project=projects, source=source_name, after=after, before=before)
@@ -185,8 +185,8 @@ def page_by_time(
 
 
 def preview(spans: list[tuple[int, int]], messages: list[Message]) -> list[Match]:
-    from storage.hits import shown
-    from storage.results import Match
+    from storage.reads.chat_meta import shown
+    from storage.reads.results import Match
 
     by_index = {m.index: m for m in messages}
     return [

@@ -1,4 +1,4 @@
-"""`journal.json`: what a write or a delete began and did not finish (`storage.locks` keeps it).
+"""`journal.json`: what a write or a delete began and did not finish (`storage.writing.locks` keeps it).
 
 Apart from the lock so that a reader (the catalog, for `stats` and `recent`) can read it without
 taking the lock.

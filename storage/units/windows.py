@@ -72,7 +72,7 @@ def windows(
 
 def kind_of(chunk_id: str) -> str:
     """A chunk's kind from its id: messages end in a passage number, windows in `w<first>-<last>`
-    (see `storage.chunking`)."""
+    (see `storage.units.passages`)."""
     return MESSAGE if chunk_id.rsplit("\x1f", 1)[-1].isdigit() else WINDOW
 
 

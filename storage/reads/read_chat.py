@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Protocol
 
-    from storage.hits import ConversationMeta
     from storage.models import Message
-    from storage.results import ChatPage
+    from storage.reads.chat_meta import ConversationMeta
+    from storage.reads.results import ChatPage
 
     class PageSource(Protocol):
         def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
@@ -33,8 +33,8 @@ def read_chat(
 ) -> ChatPage:
     """A page of a conversation's messages; `around` (a message number from 1, or a message id)
     centres the page on that message."""
-    from storage.hits import chat_hit, shown  # deferred: pydantic (see the module's docstring)
-    from storage.results import ChatPage
+    from storage.reads.chat_meta import chat_hit, shown  # deferred: pydantic (see the module's docstring)
+    from storage.reads.results import ChatPage
 
     meta = meta_for(source, uri)
     uri = meta.id

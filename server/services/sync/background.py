@@ -1,4 +1,4 @@
-"""Live sync while the server runs: the agent logs followed as they are written (`server.watching`).
+"""Live sync while the server runs: the agent logs followed as they are written (`server.services.sync.watching`).
 
 It runs on its own daemon thread after the library has opened, so `initialize` and tool calls never
 wait for it; reads never block on its writes. Of the servers sharing a store, one watches and the
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from server.settings import Settings
 
 if TYPE_CHECKING:
-    from server.watching import Watcher
+    from server.services.sync.watching import Watcher
     from storage.library import Library
 
 logger = logging.getLogger("pastchats.sync")
@@ -46,7 +46,7 @@ class BackgroundSync:
             self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        from server.watching import Watcher
+        from server.services.sync.watching import Watcher
 
         library = self._library()  # waits for the warm-up; None if the store could not open
         if library is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from storage.errors import StoreTooNew
 
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
-# 3: exchange windows beside the messages (`storage.units`).
+# 3: exchange windows beside the messages (`storage.units.windows`).
 # 4: no LanceDB messages table: the catalog (`storage.stores.catalog`) holds what readers show of each chat.
 # 5: secrets redacted at ingest (`storage.redaction`); `redaction` records the rules the chats were
 #    redacted with, and a store whose record differs is redacted again when opened.

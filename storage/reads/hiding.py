@@ -1,5 +1,5 @@
 """The store as readers must see it while a delete is being finished: without the chats the delete
-committed to, whatever rows of theirs an index still holds (`storage.journal.DeletedWatch`).
+committed to, whatever rows of theirs an index still holds (`storage.writing.journal.DeletedWatch`).
 
 Used by `Library` only while the journal names such chats (a delete committed and not yet finished):
 the usual read pays nothing.
@@ -11,15 +11,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
-from storage.filters import Filters
-from storage.hits import ConversationMeta
 from storage.models import Message
-from storage.recent import page_by_time
+from storage.query.filters import Filters
+from storage.reads.chat_meta import ConversationMeta
+from storage.reads.listing import page_by_time
 from storage.stores.catalog import Catalog
 
 
 class Hiding:
-    """A `ChatSource` and `PageSource` (`storage.recent`, `storage.reading`) over the catalog, less `hidden`."""
+    """A `ChatSource` and `PageSource` (`storage.reads.listing`, `storage.reads.read_chat`) over the catalog,
+    less `hidden`."""
 
     def __init__(self, store: Catalog, hidden: frozenset[str]):
         self.store = store

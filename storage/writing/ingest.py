@@ -3,7 +3,7 @@
 Callers hold the write lock. Conversations are written first (the truth), then the derived tables, then
 the keyword index; the journal names the batch until all three have committed. A batch that fails on
 its data is retried one conversation at a time, and a conversation that still fails is set aside
-(`storage.quarantine`): one bad record never stops an import, and never wedges the store.
+(`storage.writing.quarantine`): one bad record never stops an import, and never wedges the store.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation, iter_chunks
 from storage.embedding.embedder import Embedder, Vectors
 from storage.errors import is_disk_full
-from storage.locks import WriteLock
 from storage.models import Conversation
-from storage.quarantine import DATA_ERRORS, Quarantine, record_from_row
 from storage.redaction import Redaction
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, unit_time
 from storage.times import naive_utc
-from storage.units import MESSAGE
+from storage.units.passages import DEFAULT_OPTIONS, NO_EMBEDDING, Chunk, ChunkOptions, chunk_conversation, iter_chunks
+from storage.units.windows import MESSAGE
+from storage.writing.locks import WriteLock
+from storage.writing.quarantine import DATA_ERRORS, Quarantine, record_from_row
 
 log = logging.getLogger(__name__)
 

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
+from server.services.opening import syncer_for
 from server.settings import Settings
-from server.wiring import syncer_for
-from storage.locks import process_running
 from storage.owner_only import FILE_MODE, open_private
+from storage.writing.locks import process_running
 
 if TYPE_CHECKING:
     from importers.sources.report import SyncReport

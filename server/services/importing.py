@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from importers import registry
 from importers.sources.report import SourceSummary
-from server.progress import progress
+from server.services.progress import progress
 
 if TYPE_CHECKING:
     from importers.sources.privacy import Exclusions
-    from storage.ingest import IngestProgress
     from storage.library import Library
     from storage.models import Conversation
+    from storage.writing.ingest import IngestProgress
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from storage.models import Conversation, Message, content_hash
-from storage.units import MESSAGE, WINDOW, WINDOW_MESSAGE_WORDS, Unit, message_chunk_id, speaker_label, windows
+from storage.units.windows import MESSAGE, WINDOW, WINDOW_MESSAGE_WORDS, Unit, message_chunk_id, speaker_label, windows
 
 # all-MiniLM-L6-v2 reads 256 word pieces; English prose runs ~1.3 pieces a word, code more.
 PASSAGE_WORDS = 150
@@ -103,7 +103,7 @@ class ChunkOptions:
     # LoCoMo vector-leg recall@5 37.1 -> 44.1 with 30 words.
     previous_words: int = 30
     speaker: bool = True  # "User: ..." / "Assistant: ..."
-    # Coarse units beside the messages (`storage.units`): windows of `window_size` consecutive messages
+    # Coarse units beside the messages (`storage.units.windows`): windows of `window_size` consecutive messages
     # every `window_stride` messages (0 = none).
     # Windows of 3 every 2 (about half a row per message) with `Fusion(window_weight=0.7)`: LoCoMo R@5
     # 65.6 -> 68.9, R@10 77.0 -> 79.0 in one run.
@@ -144,7 +144,7 @@ def iter_chunks(
 ) -> Iterator[Chunk]:
     """The chunks of `chunk_conversation`, made one message at a time: each window comes right after
     its last message's passages. Memory is bounded by a message and a window, whatever the chat's
-    length, so a chat of a million messages is derived in slices (`storage.ingest`)."""
+    length, so a chat of a million messages is derived in slices (`storage.writing.ingest`)."""
     previous: Message | None = None
     heads: dict[int, tuple[str, int]] = {}  # message index -> its first passage's embed key, words read
     size, stride, words = options.window_size, options.window_stride, options.window_words

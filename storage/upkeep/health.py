@@ -53,8 +53,8 @@ def inspect(home: Path) -> StoreHealth:
     if not (home / "lancedb").is_dir():
         return StoreHealth(home=home, exists=False)
     from storage.errors import StoreTooNew
-    from storage.locks import WriteLock
-    from storage.store_meta import refuse_newer
+    from storage.upkeep.store_meta import refuse_newer
+    from storage.writing.locks import WriteLock
 
     health = StoreHealth(home=home, exists=True)
     meta = _meta(home)

@@ -12,7 +12,7 @@ from typing import Any
 
 from storage.evidence import Strength
 from storage.models import Message
-from storage.results import ChatHit, Match, ShownMessage
+from storage.reads.results import ChatHit, Match, ShownMessage
 from storage.times import utc
 
 

@@ -36,9 +36,9 @@ except ImportError:  # Windows: no advisory locks here; cleanup keeps its grace 
 from filelock import FileLock, Timeout
 
 from storage.errors import StoreBusy, StoreReadOnly, is_read_only
-from storage.journal import FILE as JOURNAL
-from storage.journal import load_journal, save_journal
 from storage.owner_only import FILE_MODE
+from storage.writing.journal import FILE as JOURNAL
+from storage.writing.journal import load_journal, save_journal
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ its meaning matches; but when a short query (a few chosen words) names something
 while it holds the rest ("Redis cluster failover" against a chat on Redis clusters), only a close
 meaning makes it strong. Thresholds were set on a labelled set of answerable, paraphrased and
 unanswerable questions over the realistic test corpus (`tests/fixtures/corpus/strength.json`) and
-checked on LongMemEval (`bench/strength.py`).
+checked on LongMemEval (`bench/quality/strength.py`).
 """
 
 from __future__ import annotations

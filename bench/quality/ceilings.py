@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.embed_cache import CachingEmbedder
+from bench.quality.embed_cache import CachingEmbedder
 from bench.quality.locomo import CATEGORIES, load_locomo, session_of
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.metrics import dcg, expand_units

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
+from bench.quality.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.locomo import load_locomo
 from bench.quality.longmemeval import VARIANTS, Variant, load_longmemeval
 from bench.quality.report import print_report, write_json

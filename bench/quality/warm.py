@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from bench.embed_cache import CachingEmbedder
+from bench.quality.embed_cache import CachingEmbedder
 from bench.quality.locomo import load_locomo
 from bench.quality.longmemeval import VARIANTS, Variant, load_longmemeval
 from storage.models import Conversation

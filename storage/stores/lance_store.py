@@ -47,9 +47,10 @@ TIMESTAMP = pa.timestamp("us")
 # While any reader is mid-read (`Readers`), an old version's files are deleted only once a newer
 # version has existed for this long. A query reads the version that was newest when it began, to its
 # end, whatever is committed meanwhile; under load one query took well over 5 s, so a reader lost a
-# file to cleanup mid-read (`bench/read_stress.py` reproduces it). No query takes minutes; and a read that still
-# loses a file is retried once at the newest version (`_survives_cleanup`), whose files no cleanup
-# deletes. With no reader at all, every version but the newest goes at once.
+# file to cleanup mid-read (`bench/performance/read_stress.py` reproduces it). No query takes
+# minutes; and a read that still loses a file is retried once at the newest version
+# (`_survives_cleanup`), whose files no cleanup deletes. With no reader at all, every version but
+# the newest goes at once.
 CLEANUP_GRACE = timedelta(minutes=10)
 # LanceDB measures a version's age from its own clock reading, taken a moment after ours: versions this
 # close to the cut are kept for the next cleanup rather than risk deleting one superseded too recently.

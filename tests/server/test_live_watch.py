@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.agent_writes import CHAT_IDS, append_exchange, make_agent_home
+from bench.corpus.agent_writes import CHAT_IDS, append_exchange, make_agent_home
 from importers.sources.report import SyncReport
 from server.cli.common import stats_text
 from server.services.doctor import check_watcher

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bench.perf_corpus import CorpusWriter, queries
+from bench.corpus.synthetic import CorpusWriter, queries
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.reads.results import ChatHit, ShownMessage

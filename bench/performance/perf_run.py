@@ -1,4 +1,4 @@
-"""`python -m bench.perf run`: every measurement, each with a baseline taken in the same run.
+"""`python -m bench.performance.perf run`: every measurement, each with a baseline taken in the same run.
 
 - search: `conversation_search` through a real in-memory MCP client and `Library.search` (the
   engine), plain and filtered; the vector leg alone; baseline: a NumPy exact top-100 scan over the
@@ -13,7 +13,7 @@
 - rss: the serving process's memory after 40 searches, with its largest mappings; baseline: the
   minimal SDK server (and the other install's server).
 - disk: the store's bytes on disk against the live data of the tables' current versions.
-- import: `bench.perf build --vectors model` in a child process (msgs/s and its peak RSS); baseline:
+- import: `bench.performance.perf build --vectors model` in a child process (msgs/s and its peak RSS); baseline:
   the bare model embedding the same messages' texts once each.
 """
 
@@ -37,8 +37,8 @@ import anyio
 import numpy as np
 from mcp import Client
 
-from bench import perf_spawn
-from bench.perf_corpus import CorpusWriter, queries
+from bench.corpus.synthetic import CorpusWriter, queries
+from bench.performance import perf_spawn
 from server.app import build_server
 from server.settings import Settings
 from storage.embedding.embedder import FastEmbedder
@@ -244,7 +244,7 @@ def measure_disk(library: Library) -> dict[str, Any]:
 def measure_import(messages: int, deferred: bool = True) -> dict[str, Any]:
     """`deferred`: `pastchats import`'s path (stored keyword-searchable first, then embedded in batches)."""
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, "-m", "bench.perf", "build", "--vectors", "model"]
+        command = [sys.executable, "-m", "bench.performance.perf", "build", "--vectors", "model"]
         command += ["--messages", str(messages), "--home", str(Path(tmp) / "store")]
         command += ["--deferred"] if deferred else []
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

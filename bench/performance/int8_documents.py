@@ -1,10 +1,10 @@
 """int8 copies of the model for documents: how close to float32, how cheap, which nodes to keep float.
 
-    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python -m bench.int8_documents \\
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python -m bench.performance.int8_documents \\
         [--texts 300] [--variants shipped,all,none-kept] [--batches 1,16] [--repeats 1] [--sensitivity 80]
         [--sessions 1,2]
 
-The texts are the passages and windows `storage.units.passages` makes of `bench.perf_corpus` chats (what an
+The texts are the passages and windows `storage.units.passages` makes of `bench.corpus.synthetic` chats (what an
 import embeds). Each variant is quantised from the installed float32 model into a temporary folder with
 `storage.embedding.int8_model.quantize` (per-channel int8 weights, dynamic uint8 activations): `shipped` keeps
 `storage.embedding.int8_model.KEEP_FLOAT`'s nodes in float32, `all` quantises every MatMul with a constant weight,
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.perf_corpus import CorpusWriter
+from bench.corpus.synthetic import CorpusWriter
 from storage.defaults import DEFAULT_MODEL
 from storage.embedding import int8_model
 from storage.embedding.embedder import FastEmbedder

@@ -1,6 +1,6 @@
 """How much of the model's context pastchats takes: tool results and the tool list, in tokens.
 
-    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/output_size.py [--store DIR]
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/outputs/output_size.py [--store DIR]
 
 Tool results are produced by the tools' own code (the text an MCP client receives) over the realistic
 test corpus, for every corpus query at max_results 1, 5 and 10, and for recent_chats n 3 and 20 (both
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcp import Client
 from tokenizers import Tokenizer
@@ -36,7 +36,7 @@ from tools.conversation_search import search
 from tools.instructions import INSTRUCTIONS
 from tools.recent_chats import recent
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 
 

@@ -1,7 +1,7 @@
 """Redaction on chats without secrets: how often it fires (false positives) and what it costs.
 
-    uv run python bench/redaction.py [--data ../shared/bench] [--code-messages 20000] [--show 40]
-    uv run python bench/redaction.py --imports [--rounds 3]    # import throughput, redaction on and off
+    uv run python bench/quality/redaction.py [--data ../shared/bench] [--code-messages 20000] [--show 40]
+    uv run python bench/quality/redaction.py --imports [--rounds 3]    # import throughput, redaction on and off
 
 Three corpora, none holding a real secret:
 - realistic: LoCoMo and LongMemEval_S dev conversations (every distinct session), and the test corpus;
@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from storage.redaction import Redaction  # noqa: E402

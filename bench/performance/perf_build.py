@@ -1,6 +1,6 @@
-"""Build a realistic store for speed and memory measurements (`python -m bench.perf build`).
+"""Build a realistic store for speed and memory measurements (`python -m bench.performance.perf build`).
 
-    python -m bench.perf build --messages 100000 --home STORE [--vectors hash|model] [--seed 12]
+    python -m bench.performance.perf build --messages 100000 --home STORE [--vectors hash|model] [--seed 12]
 
 Everything goes through the product's own import path (`Library.import_conversations`): chunking,
 the LanceDB tables, the Tantivy index, compaction, the vector matrix.
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.perf_corpus import CorpusWriter
-from bench.wrapped import WrappedEmbedder
+from bench.corpus.synthetic import CorpusWriter
+from bench.performance.wrapped import WrappedEmbedder
 from server.settings import derived_models_dir
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
 from storage.library import IngestProgress, Library

@@ -1,7 +1,7 @@
 """What the three tools return for a few hundred calls, to check that a speed change changed nothing.
 
-    python -m bench.tool_outputs dump --home STORE --out before.jsonl [--queries 300]
-    python -m bench.tool_outputs compare before.jsonl after.jsonl
+    python -m bench.outputs.tool_outputs dump --home STORE --out before.jsonl [--queries 300]
+    python -m bench.outputs.tool_outputs compare before.jsonl after.jsonl
 
 `dump` runs `conversation_search` (plain, filtered by project and time, several `max_results`),
 `recent_chats` (pages both ways, windows, projects) and `read_chat` (pages and `around`) through the
@@ -22,7 +22,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from bench.perf_corpus import queries
+from bench.corpus.synthetic import queries
 from storage.errors import PastchatsError
 from storage.library import Library
 from tools import conversation_search, read_chat, recent_chats
@@ -107,7 +107,7 @@ def compare(before: Path, after: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.tool_outputs", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.outputs.tool_outputs", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     dumping = commands.add_parser("dump")
     dumping.add_argument("--home", type=Path, required=True)

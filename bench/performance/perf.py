@@ -1,11 +1,11 @@
 """Speed and memory at scale: build a realistic store, then measure it against same-run baselines.
 
-    python -m bench.perf build --messages 100000 --home STORE [--vectors hash|model]
-    python -m bench.perf run --home STORE [--repeats 40] [--out bench/results/perf.json]
+    python -m bench.performance.perf build --messages 100000 --home STORE [--vectors hash|model]
+    python -m bench.performance.perf run --home STORE [--repeats 40] [--out bench/results/perf.json]
 
-`build` is public: other benchmarks and load tests call it (or `bench.perf_build.build`) to get a
+`build` is public: other benchmarks and load tests call it (or `bench.performance.perf_build.build`) to get a
 store of any size. `run` measures, each with a baseline taken in the same run (this machine is
-shared and noisy: read the ratios), see `bench/perf_run.py`.
+shared and noisy: read the ratios), see `bench/performance/perf_run.py`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from storage.embedding.embedder import DEFAULT_MODEL
 def main(argv: list[str] | None = None) -> None:
     os.environ.setdefault("LANCEDB_LOG", "error")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    parser = argparse.ArgumentParser(prog="python -m bench.perf", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.performance.perf", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     build = commands.add_parser("build", help="build a realistic store")
     build.add_argument("--messages", type=int, required=True)
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     run.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     if args.command == "build":
-        from bench.perf_build import build as build_store
+        from bench.performance.perf_build import build as build_store
 
         record = build_store(
             args.home,
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         print(json.dumps(record, indent=2))
     else:
-        from bench.perf_run import run as run_all
+        from bench.performance.perf_run import run as run_all
 
         only = {part for part in args.only.split(",") if part}
         results = run_all(

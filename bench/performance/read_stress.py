@@ -1,6 +1,6 @@
 """Readers in other processes while a writer imports and deletes old versions with a tiny grace.
 
-    python -m bench.read_stress [--seconds 60] [--grace-ms 100] [--readers 2] [--threads 16]
+    python -m bench.performance.read_stress [--seconds 60] [--grace-ms 100] [--readers 2] [--threads 16]
 
 How the "Internal error" of the load run was found (docs/BENCHMARKS.md, "Load"): a writer process
 imports 20 new chats at a time (each import compacts the tables), then deletes every version
@@ -26,7 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.perf_corpus import CorpusWriter
+from bench.corpus.synthetic import CorpusWriter
 from storage.embedding.embedder import HashEmbedder
 from storage.errors import NotFound
 from storage.library import Library
@@ -82,7 +82,7 @@ def reader(home: Path, until: float, threads: int, number: int, out: Any) -> Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.read_stress", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.performance.read_stress", description=__doc__)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--grace-ms", type=int, default=100)
     parser.add_argument("--readers", type=int, default=2)

@@ -1,4 +1,4 @@
-"""Appends shaped exactly as the coding agents write their logs, for the live-sync tests and `bench.live`.
+"""Appends shaped exactly as the coding agents write their logs, for the live-sync tests and `bench.performance.live`.
 
 The shapes are the importer fixtures' (`tests/fixtures/importers`): Claude Code's transcript records
 (`parentUuid` chained to the previous message), Codex's rollout items (the user's message as a
@@ -15,7 +15,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "importers"
 
 CLAUDE_CODE = ".claude/projects/-home-ana-src-shop/5e55e000-1111-4000-8000-000000000001.jsonl"

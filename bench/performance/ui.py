@@ -1,7 +1,7 @@
 """How fast `pastchats ui` answers on a large store: the first page after start-up, then each page.
 
-    uv run python -m bench.perf build --messages 100000 --home STORE --vectors hash
-    uv run python -m bench.ui --home STORE [--repeats 20] [--out bench/results/ui.json]
+    uv run python -m bench.performance.perf build --messages 100000 --home STORE --vectors hash
+    uv run python -m bench.performance.ui --home STORE [--repeats 20] [--out bench/results/ui.json]
 
 Starts `pastchats ui --no-browser` as a user does, waits for the address it prints (start-up: the
 store opened, the model loaded, the page warmed up), then times, over real HTTP: the token's redirect and the first
@@ -45,7 +45,7 @@ def timed(port: int, path: str, cookie: str) -> tuple[float, bytes]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.ui", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.performance.ui", description=__doc__)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--out", type=Path)

@@ -1,7 +1,7 @@
 """Load: many concurrent MCP clients over streamable HTTP while an import writes to the same store.
 
-    python -m bench.load --store STORE [--clients 32] [--seconds 60]
-    python -m bench.load --build 2000 [--clients 4] [--seconds 3]
+    python -m bench.performance.load --store STORE [--clients 32] [--seconds 60]
+    python -m bench.performance.load --build 2000 [--clients 4] [--seconds 3]
 
 Loopback only and bounded: `pastchats serve --transport streamable-http` runs on a free 127.0.0.1
 port with a minimal environment (HOME, PATH, PASTCHATS_HOME, FASTEMBED_CACHE_PATH); every client
@@ -9,7 +9,7 @@ opens one session and calls conversation_search (varied queries), recent_chats a
 realistic mix until the time is up. Meanwhile a second process imports a plain JSONL file of a few
 hundred chats into the same store. `--store` is copied to a temporary directory first (the import
 writes). The import uses the perf builder's hash vectors (the store claims the real model's name,
-see bench/perf_build.py) so it does not compete with the server for the model; the server embeds
+see bench/performance/perf_build.py) so it does not compete with the server for the model; the server embeds
 queries with the real model. Every error counts: transport errors, is_error results, non-200s.
 The server and the import are always stopped, and the result is written to bench/results/.
 """
@@ -38,9 +38,9 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from bench.perf_corpus import CorpusWriter, queries
+from bench.corpus.synthetic import CorpusWriter, queries
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 URI = re.compile(r"uri='([^']+)'")
 IMPORT_CHATS = 300
 
@@ -51,7 +51,7 @@ def loopback_only(host: str) -> str:
             return host
     except ValueError:
         pass
-    raise SystemExit(f"bench.load runs on loopback only; got --host {host}. Use 127.0.0.1.")
+    raise SystemExit(f"bench.performance.load runs on loopback only; got --host {host}. Use 127.0.0.1.")
 
 
 def describe(error: BaseException) -> str:
@@ -91,14 +91,14 @@ def write_import_file(path: Path, chats: int = IMPORT_CHATS, seed: int = 31) -> 
 
 
 def start_import(home: Path, source: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "bench.load", "--import-child", str(source), "--home", str(home)]
-    cwd = Path(__file__).resolve().parent.parent
+    args = [sys.executable, "-m", "bench.performance.load", "--import-child", str(source), "--home", str(home)]
+    cwd = Path(__file__).resolve().parents[2]
     return subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def import_child(home: Path, source: Path) -> None:
     """The product's import path (`import_source`) with hash vectors: the store claims the model."""
-    from bench.perf_build import ClaimingHashEmbedder
+    from bench.performance.perf_build import ClaimingHashEmbedder
     from server.services.importing import import_source
     from storage.library import Library
 
@@ -295,7 +295,9 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m bench.load", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m bench.performance.load",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--store", type=Path, help="an existing store (copied to a temporary directory first)")
@@ -321,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.store is not None:
             shutil.copytree(args.store, store)
         else:
-            from bench.perf_build import build
+            from bench.performance.perf_build import build
 
             build(store, args.build)
         out = args.out or RESULTS / f"load-{datetime.now(UTC):%Y%m%dT%H%M%S}.json"

@@ -1,6 +1,6 @@
 """Chat-level hit@1/@5 on the realistic test corpus, per query kind, for each leg and both fusions.
 
-    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/corpus_quality.py \\
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/quality/corpus_quality.py \\
         [--keyword-coverage 0.6] [--store DIR] [--windows 0] [--embed-cache bench/.cache/embeddings.sqlite]
 
 The corpus and its queries are the test fixtures (tests/fixtures/corpus): 30 chats; keyword, paraphrase
@@ -18,16 +18,16 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.embed_cache import CachingEmbedder
+from bench.quality.embed_cache import CachingEmbedder
 from importers.registry import read
 from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 from storage.search import PLAIN_RRF, SHIPPED, Fusion
 from storage.units.passages import WINDOW_VECTORS, ChunkOptions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 
 

@@ -1,7 +1,7 @@
 """How far a model can trust `strength`: on the realistic corpus's labelled questions, and on LongMemEval.
 
-    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/strength.py --corpus [--store DIR]
-    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/strength.py [--limit N]
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/quality/strength.py --corpus [--store DIR]
+    FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python bench/quality/strength.py [--limit N]
 
 `--corpus`: every question of `tests/fixtures/corpus/strength.json` (answerable, paraphrased and
 unanswerable ones, written apart from the ranking's own queries) and of `queries.json`, through
@@ -32,17 +32,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.cli import LME_FILE
+from bench.quality.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.retrieve import ImportTiming, fresh_store
 from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 from storage.units.passages import WINDOW_VECTORS, ChunkOptions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COUNTS = ("own_shown", "own_strong", "strong_total", "strong_gold", "foreign_strong", "nonsense_strong")
 NONSENSE = ["purple elephant quantum banana", "what did we discuss yesterday", "do you remember our conversation"]
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"

@@ -1,4 +1,4 @@
-"""A synthetic but realistically shaped chat history, streamed: the text behind `bench.perf build`.
+"""A synthetic but realistically shaped chat history, streamed: the text behind `bench.performance.perf build`.
 
 What it imitates, because search and import costs depend on it: chats of very different lengths (a
 quick question to a 150-message coding session), short user turns and long assistant answers (some

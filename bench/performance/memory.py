@@ -1,7 +1,7 @@
 """Peak memory importing hostile-sized inputs: a zipped 1 GiB ChatGPT export, one 50 MB message.
 
-    uv run python -m bench.memory --export-mib 1024 --message-mib 50
-    uv run python -m bench.memory --cli --zipped-message-mib 200 --chat-messages 1000000
+    uv run python -m bench.performance.memory --export-mib 1024 --message-mib 50
+    uv run python -m bench.performance.memory --cli --zipped-message-mib 200 --chat-messages 1000000
 
 `--cli` measures `pastchats import` itself under `/usr/bin/time -v` (its "Maximum resident set size",
 with no model installed, so passages await embedding): a zip holding one plain-format chat whose first
@@ -25,7 +25,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 MEASURE = """
 import resource, sys, time

@@ -1,15 +1,15 @@
 """Live memory, measured through a running server: how soon an agent's append is found, and what the
 watcher costs while nothing happens.
 
-    python -m bench.perf build --messages 100000 --home STORE --vectors hash
-    python -m bench.live --store STORE [--sessions 1000] [--appends 30] [--idle 60] [--out FILE]
+    python -m bench.performance.perf build --messages 100000 --home STORE --vectors hash
+    python -m bench.performance.live --store STORE [--sessions 1000] [--appends 30] [--idle 60] [--out FILE]
 
 1. An agent home: the fixtures' Claude Code, Codex and Gemini CLI logs plus `--sessions` more Claude
    Code sessions (four messages each, fifty projects). `pastchats serve` starts on STORE over stdio
    with a client's minimal environment (HOME, PATH), the real model, sync on; the bench waits until
    its first sync has imported every session and embedded every passage.
 2. `--appends` exchanges appended in turn to the three agents' sessions, shaped as each agent writes
-   them (`bench.agent_writes`): the seconds from the append to `conversation_search` (through the
+   them (`bench.corpus.agent_writes`): the seconds from the append to `conversation_search` (through the
    server) showing the chat for a word only that exchange holds, and to its passages being embedded
    (the store's count of passages awaiting embedding back at zero). p50 and p95 of each.
 3. Idle cost: two fresh servers on the now synced store, one watching and one with sync off, each
@@ -33,8 +33,8 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-from bench.agent_writes import CHAT_IDS, append_exchange, claude_code_lines, make_agent_home
-from bench.perf_spawn import _children, memory_of
+from bench.corpus.agent_writes import CHAT_IDS, append_exchange, claude_code_lines, make_agent_home
+from bench.performance.perf_spawn import _children, memory_of
 from storage.library import Library
 from storage.owner_only import restrict_new_files
 
@@ -147,7 +147,7 @@ async def measure(store: Path, sessions: int, appends: int, idle: float, log: Pa
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.live", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.performance.live", description=__doc__)
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--appends", type=int, default=30)

@@ -16,7 +16,7 @@ import numpy as np
 
 from storage.embedding.embedder import Embedder, Vectors
 
-DEFAULT_CACHE = Path(__file__).resolve().parent / ".cache" / "embeddings.sqlite"
+DEFAULT_CACHE = Path(__file__).resolve().parents[1] / ".cache" / "embeddings.sqlite"
 # Misses are embedded and committed in batches, so memory stays bounded and an interrupted run keeps
 # what it already paid for.
 MISS_BATCH = 128

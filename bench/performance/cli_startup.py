@@ -1,6 +1,6 @@
 """Wall time of CLI commands a new user runs first, against a bare interpreter start in the same run.
 
-    uv run python -m bench.cli_startup --repeats 15 [--baseline-repo ../main] [--model-cache DIR]
+    uv run python -m bench.performance.cli_startup --repeats 15 [--baseline-repo ../main] [--model-cache DIR]
                                         [--store DIR] [--only search stats ...]
 
 Each round runs every command once, in the same order (so machine noise hits them alike); medians
@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", metavar="COMMAND", help="time only these commands")
     args = parser.parse_args()
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     work = Path(tempfile.mkdtemp(prefix="pastchats-bench-"))
     env = {"HOME": str(work), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PASTCHATS_SYNC": "false"}
     if args.model_cache:

@@ -179,7 +179,7 @@ def compare(home: Path, rounds: int, against: Path | None, searches: int) -> dic
     """Alternating rounds of the minimal SDK server, this install's `pastchats serve` and `against`
     (another install's `pastchats`): medians of spawn -> `initialize` and -> first result, and each
     pastchats' memory after `searches` more searches (last round)."""
-    from bench.perf_corpus import queries
+    from bench.corpus.synthetic import queries
 
     commands = {"this install": None} | ({"against": against} if against else {})
     found: dict[str, dict[str, list[float]]] = {"minimal SDK server": {"initialize": []}}

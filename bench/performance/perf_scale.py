@@ -1,6 +1,6 @@
 """The vector leg at sizes no import reaches here: a matrix of N synthetic passages through the real code.
 
-    uv run python -m bench.perf_scale --passages 1000000 [--queries 30]
+    uv run python -m bench.performance.perf_scale --passages 1000000 [--queries 30]
 
 Synthetic vectors (clustered: 2,000 random centres plus noise, L2-normalised, 384 dimensions) are
 written with `VectorMatrix.build` and searched with `Snapshot.top`, unfiltered and with a project +

@@ -11,7 +11,7 @@ import platformdirs
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from storage.defaults import DEFAULT_MODEL
+from storage.embedding.model_files import DEFAULT_MODEL
 from storage.upkeep.store_meta import store_model
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]

@@ -31,10 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.corpus.synthetic import CorpusWriter
-from storage.defaults import DEFAULT_MODEL
 from storage.embedding import int8_model
 from storage.embedding.embedder import FastEmbedder
-from storage.embedding.model_files import describe, installed_path
+from storage.embedding.model_files import DEFAULT_MODEL, describe, installed_path
 from storage.units.passages import chunk_conversation
 
 SHIPPED = list(int8_model.KEEP_FLOAT[DEFAULT_MODEL.lower()])

@@ -33,8 +33,9 @@ from bench.corpus.synthetic import CorpusWriter
 from bench.performance.wrapped import WrappedEmbedder
 from server.settings import derived_models_dir
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder, Vectors
-from storage.library import IngestProgress, Library
+from storage.library import Library
 from storage.writing import ingest
+from storage.writing.ingest import IngestProgress
 
 HASH_BUCKETS = 8192
 BUILD_BATCH_MESSAGES = 8192

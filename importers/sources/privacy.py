@@ -91,7 +91,7 @@ def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[s
     with library.lock.hold(timeout=wait):
         state = SyncState.load(library.home)
         finish_deletes(library, state)
-        existing = sorted(library.store.metas(ids))
+        existing = sorted(library.chats.metas(ids))
         archived = state.archive_index()
         found = sorted(set(existing) | {cid for cid in ids if cid in archived})
         if not found:

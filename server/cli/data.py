@@ -22,9 +22,8 @@ from server.cli.common import (
     make_settings,
     opened,
     quiet_option,
-    reading,
 )
-from storage.defaults import install_hint
+from storage.embedding.model_files import install_hint
 from storage.owner_only import open_private
 
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ def import_(
         raise click.UsageError("pass one or more files or folders to import, or --sample")
     from importers import registry
     from importers.base import SourceError
-    from server.services import opening as wiring
+    from server.services.sync import exclusions_from
 
     settings = make_settings(ctx)
     for path in paths:  # a wrong path or format fails here, before the store and the model load
@@ -83,8 +82,8 @@ def import_(
         sources: list[tuple[Path, str | None, str | None]] = [(path, format_, None) for path in paths]
         if sample:
             sources.append((stack.enter_context(sample_path()), None, "sample chats"))
-        library = stack.enter_context(opened(settings))
-        exclusions = wiring.exclusions_from(settings)
+        library = stack.enter_context(opened(settings, "write"))
+        exclusions = exclusions_from(settings)
         show = not (quiet or as_json)
         summaries = [import_source(library, path, fmt, show, label, exclusions) for path, fmt, label in sources]
         embed_with_progress(library, show=show)
@@ -129,13 +128,13 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
 
     from server.services.embedding import embed_with_progress
     from server.services.importing import progress_reporter
-    from server.services.opening import syncer_for
+    from server.services.sync import syncer_for
 
     settings = make_settings(ctx)
     if watch:
         watch_logs(settings, paths, quiet, as_json)
         return
-    with opened(settings) as library:
+    with opened(settings, "write") as library:
         syncer = syncer_for(settings, library, paths)
         with progress_reporter(not (quiet or as_json), "agent logs") as progress:
             report = syncer.run_once(progress, embed=False)
@@ -174,7 +173,7 @@ def watch_logs(settings: Settings, paths: tuple[Path, ...], quiet: bool, as_json
             click.echo(report.text())
 
     stop = threading.Event()
-    with opened(settings) as library:
+    with opened(settings, "write") as library:
         watcher = Watcher(settings, library, extra_paths=paths, on_round=synced, on_state=said)
         try:
             watcher.run(stop)
@@ -195,10 +194,10 @@ def reindex(ctx: click.Context, quiet: bool, as_json: bool) -> None:
     """
     from importers.sources.reindex import Reindexer
     from server.services.importing import progress_reporter
-    from server.services.opening import exclusions_from
+    from server.services.sync import exclusions_from
 
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, "write") as library:
         reindexer = Reindexer(library, home=settings.user_home, exclusions=exclusions_from(settings))
         with progress_reporter(not (quiet or as_json), "the archive") as progress:
             report = reindexer.run(progress)
@@ -224,7 +223,7 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
     from importers.sources.privacy import delete as delete_chats
 
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
+    with opened(settings, "write-without-model") as library:
         deleted = delete_chats(library, uris)
     missing = [uri for uri in uris if uri not in deleted]
     if as_json:
@@ -256,7 +255,7 @@ def forget(
     if project is None and source is None and before is None:
         raise click.UsageError("say what to forget: --project, --source and/or --before")
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
+    with opened(settings, "write-without-model") as library:
         projects, source = known_names(library, project=project, source=source)
         ids = sorted(
             {
@@ -289,7 +288,7 @@ def export(
     from storage.reads.export import plain_record, write_records
 
     settings = make_settings(ctx)
-    with reading(settings) as library:
+    with opened(settings, "read") as library:
         projects, source = known_names(library, project=project, source=source)
         records = (
             plain_record(chat)

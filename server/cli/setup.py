@@ -11,7 +11,7 @@ import click
 
 from server.cli.common import json_option, json_text, make_settings, opened, quiet_option
 from server.services.setup_clients import CLIENTS
-from storage.defaults import install_hint
+from storage.embedding.model_files import install_hint
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -121,7 +121,7 @@ def fix_store(settings: Settings, *, show: bool) -> list[str]:
     from storage.errors import PastchatsError
 
     try:
-        with opened(settings) as library:
+        with opened(settings, "write") as library:
             unfixed = library.mend()
             if library.embedder is not None:
                 embed_with_progress(library, show=show)

@@ -33,8 +33,8 @@ class Check:
 
 
 def check_model(settings: Settings) -> Check:
-    from server.cli.model import model_report
-    from storage.defaults import install_hint
+    from server.services.model import model_report
+    from storage.embedding.model_files import install_hint
 
     report = model_report(settings)
     fix = install_hint(report["model"])
@@ -75,7 +75,7 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
 
 def check_secrets(settings: Settings) -> Check:
     """Whether chats are redacted as they are written, and what was redacted, per source."""
-    from server.cli.common import redaction_text
+    from server.services.redacted import redaction_text
     from storage.errors import PastchatsError
     from storage.stores.catalog import Catalog
 

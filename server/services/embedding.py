@@ -11,12 +11,11 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-import click
-
 from server.services.progress import Report, progress
 
 if TYPE_CHECKING:
     from server.settings import Settings
+    from storage.embedding.embedder import Embedder
     from storage.library import Library
 
 logger = logging.getLogger("pastchats.embedding")
@@ -53,56 +52,36 @@ def embed_with_progress(
     library: Library, *, show: bool = True, stream: TextIO | None = None, every: float | None = None
 ) -> int:
     """Embed what awaits it, with done/total, elapsed time and an ETA on stderr (`stream`, a line every
-    `every` seconds off a terminal: `server.services.progress`); raises ClickException on failure."""
-    from storage.library import StoreError
-
+    `every` seconds off a terminal: `server.services.progress`); a failure raises `StoreError`."""
     waiting = library.pending_embeddings() if library.embedder is not None else 0
     if not waiting:
         return 0
     count = EmbeddingCount(library.embedder, waiting)
     with progress("embedding passages", "passages", enabled=show, stream=stream, poll=count.now, every=every) as report:
-        try:
-            return library.embed_pending(progress=count.relay(report))
-        except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
+        return library.embed_pending(progress=count.relay(report))
 
 
-def embed_awaiting(settings: Settings, *, show: bool = True, say: bool = True) -> int:
-    """After `model install`: embed the store's waiting passages, if it has any; how many. `show`:
-    progress on stderr; `say`: a line on what changed for search."""
-    from server.cli.common import opened
-
-    with opened(settings) as library:
-        info = library.stats()
-        done = embed_with_progress(library, show=show)
-    if done and say:
-        # "again" only for a store that had vectors before (its model went missing for a while)
-        hybrid = "again" if info.chunks > info.awaiting_embeddings else "now: by meaning as well as by keywords"
-        click.echo(f"Embedded {done} passage(s) that awaited the model; search is hybrid {hybrid}.")
-    return done
+def embed_awaiting(library: Library, *, show: bool = True) -> tuple[int, bool]:
+    """After `model install`: embed the store's waiting passages, if it has any. Returns how many, and
+    whether the store had vectors before (its model went missing for a while). `show`: progress on
+    stderr."""
+    info = library.stats()
+    return embed_with_progress(library, show=show), info.chunks > info.awaiting_embeddings
 
 
-def switch_model(settings: Settings, name: str, *, show: bool = True, say: bool = True) -> int:
-    """`model use NAME`: re-embed every passage with the new model, with progress; how many."""
-    from server.cli.common import opened
+def load_model(settings: Settings, name: str) -> Embedder:
+    """Model `name` from the settings' cache, ready to embed documents (raises `EmbedderUnavailable`)."""
     from server.settings import derived_models_dir
-    from storage.embedding.embedder import EmbedderUnavailable, FastEmbedder
-    from storage.library import StoreError
+    from storage.embedding.embedder import FastEmbedder
 
-    try:
-        embedder = FastEmbedder(name, settings.model_cache, derived_dir=derived_models_dir())
-    except EmbedderUnavailable as exc:
-        raise click.ClickException(str(exc)) from None
+    return FastEmbedder(name, settings.model_cache, derived_dir=derived_models_dir())
+
+
+def switch_model(library: Library, embedder: Embedder, *, show: bool = True) -> int:
+    """`model use NAME`: re-embed every passage with `embedder`, with progress; how many."""
     running = EmbeddingCount(embedder, None)  # the total is known at the first committed batch
-    showing = progress("re-embedding passages", "passages", enabled=show, poll=running.now)
-    with opened(settings, model=False) as library, showing as report:
-        try:
-            count = library.switch_model(embedder, running.relay(report))
-        except StoreError as exc:
-            raise click.ClickException(str(exc)) from None
-    if say:
-        click.echo(f"The store now uses {name}: {count} passage(s) embedded.")
-    return count
+    with progress("re-embedding passages", "passages", enabled=show, poll=running.now) as report:
+        return library.switch_model(embedder, running.relay(report))
 
 
 class BackgroundEmbedding:
@@ -126,7 +105,7 @@ class BackgroundEmbedding:
         library = self._library()
         if library is None or library.embedder is None:
             return
-        from storage.library import StoreError
+        from storage.errors import StoreError
 
         try:
             waiting = library.pending_embeddings()

@@ -1,22 +1,18 @@
-"""How the settings become working parts: the library, the exclusions, the syncer.
+"""Opening the store: the one way every face (the CLI, the MCP server, the page) and every service
+(import, sync, embedding, doctor) gets a `Library`, named for what the caller needs (`open_store`).
 
-Shared by the MCP server (its background sync) and the CLI, so neither reaches through the other.
-Importing this module stays cheap: the store, the model and the sources pull in NumPy, pyarrow and
-onnxruntime, so they are imported inside the functions that build them, after the server has
-answered `initialize`.
+Importing this module stays cheap: the store and the model pull in NumPy, pyarrow and onnxruntime, so
+they are imported inside the functions that build them, after the server has answered `initialize`.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from importers.sources.privacy import Exclusions
-    from importers.sources.sync import Syncer
     from server.settings import Settings
     from storage.embedding.embedder import Embedder
     from storage.library import Library
@@ -47,8 +43,27 @@ def tighten_own_cache() -> None:
         )
 
 
+# What a caller needs of the store:
+# - "read": `stats`, `recent`, `read`, `export`: no model, and LanceDB only when opening must repair.
+# - "search": the MCP server, the page, `pastchats search`: ready for the first search as early as
+#   possible, and following the store's model when another process switches it.
+# - "write": import, sync, reindex, embedding what awaits it: the model loaded first.
+# - "write-without-model": delete, forget, switching to another model (which brings its own).
+Need = Literal["read", "search", "write", "write-without-model"]
+
+
+def open_store(settings: Settings, need: Need) -> Library:
+    """The store in `settings.home`, opened as `need` says (see `Need`)."""
+    if need == "read":
+        return _for_reading(settings)
+    if need == "search":
+        return _for_searching(settings)
+    return open_library(settings, load_model=need == "write")
+
+
 def open_library(settings: Settings, *, load_model: bool = True) -> Library:
-    """The real library, with the configured model (not loaded for commands that only read or delete)."""
+    """The library built from the settings and healed, with the configured model or without it
+    (`open_store`'s writers; tests put a library of their own in its place)."""
     from server.settings import derived_models_dir
     from storage.library import Library  # deferred: pulls in lancedb (start-up speed)
 
@@ -90,7 +105,7 @@ class ModelLoad:
         return self.embedder, self.error
 
 
-def opened_without_model(settings: Settings) -> Library:
+def _opened_without_model(settings: Settings) -> Library:
     """The store opened as reads need it: no model, nothing repaired yet (`Library.needs_repair`)."""
     from storage.library import Library
 
@@ -103,20 +118,16 @@ def opened_without_model(settings: Settings) -> Library:
     )
 
 
-def open_for_reading(settings: Settings) -> Library:
-    """The library for a command that only reads (`stats`, `recent`, `read`, `export`): without the
-    model, and without LanceDB unless opening has something to repair, as a server opens it."""
-    library = opened_without_model(settings)
+def _for_reading(settings: Settings) -> Library:
+    """Without the model, and without LanceDB unless opening has something to repair, as a server opens it."""
+    library = _opened_without_model(settings)
     if library.needs_repair():
         library.repair()
     return library
 
 
-def open_for_serving(settings: Settings) -> Library:
-    """The library as the server (and `pastchats search`) needs it, ready for the first search as early
-    as possible.
-
-    The model loads on its own thread while the store opens, so a first search waits for the slower
+def _for_searching(settings: Settings) -> Library:
+    """The model loads on its own thread while the store opens, so a first search waits for the slower
     of the two, not their sum. LanceDB is opened only when opening has something to repair (a crashed
     write, another model's vectors, a derived file out of step); otherwise reads come from the derived
     files and the change log, and LanceDB is imported on first need (a changed chat, a write).
@@ -125,7 +136,7 @@ def open_for_serving(settings: Settings) -> Library:
 
     tighten_own_cache()
     model = ModelLoad(settings.model_name(), settings.model_cache)
-    library = opened_without_model(settings)
+    library = _opened_without_model(settings)
     library.prepare()
     library.use_model(*model.result())
     if library.needs_repair():
@@ -133,27 +144,3 @@ def open_for_serving(settings: Settings) -> Library:
         library.repair()
     library.follow_store_model(lambda name: FastEmbedder(name, settings.model_cache))
     return library
-
-
-def exclusions_from(settings: Settings) -> Exclusions:
-    """The exclusion settings (`PASTCHATS_EXCLUDE_PROJECTS`, `_PATHS`, `_SOURCES`); absent ones are empty."""
-    from importers.sources.privacy import Exclusions  # deferred: pulls in lancedb (start-up speed)
-
-    return Exclusions(
-        projects=tuple(settings.exclude_projects),
-        paths=tuple(settings.exclude_paths),
-        sources=tuple(settings.exclude_sources),
-    )
-
-
-def syncer_for(settings: Settings, library: Library, extra: Sequence[Path] = ()) -> Syncer:
-    """The Syncer the settings describe: where the agents keep their logs, extras, exclusions."""
-    from importers.sources.sync import Syncer  # deferred: pulls in lancedb (start-up speed)
-
-    return Syncer(
-        library,
-        env=settings.agent_env,
-        home=settings.user_home,
-        extra_paths=[*settings.sync_paths, *extra],
-        exclusions=exclusions_from(settings),
-    )

@@ -59,7 +59,7 @@ def _holds(info: StoreStats) -> Html:
 
 def _model(ctx: Context) -> Check:
     """The model this page searches with, as it loaded here (doctor's own check would load it again)."""
-    from storage.defaults import install_hint
+    from storage.embedding.model_files import install_hint
 
     library = ctx.library
     if library.embedder is not None:

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from storage.defaults import DEFAULT_MODEL
+from storage.embedding.model_files import DEFAULT_MODEL
 from storage.owner_only import make_folder, restrict_new_files
 
 log = logging.getLogger(__name__)

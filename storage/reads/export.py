@@ -1,4 +1,4 @@
-"""`pastchats export`: the store's conversations in the plain pastchats format (see DESIGN.md).
+"""`pastchats export`: the store's conversations in the plain pastchats format (docs/formats.md).
 
 Importing an export into a fresh store gives back the same conversations: ids, titles, times,
 projects, urls, sources and messages (ids, roles, texts, times). JSON Lines writes one conversation

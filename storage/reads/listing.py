@@ -52,7 +52,7 @@ class ChatSource(Protocol):
 
 
 class RecentSource(Protocol):
-    """What the recent_chats tool reads: a `Library`, or the catalog when it is current."""
+    """What the recent_chats tool reads (`storage.library.Library`), named here so that tools need not import it."""
 
     def recent(
         self,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from storage.errors import StoreError
-from storage.reads.listing import PREVIEW_HEAD, PREVIEW_TAIL, StoreStats, preview_spans, recent_page, store_stats
+from storage.reads.listing import PREVIEW_HEAD, PREVIEW_TAIL, preview_spans
 from storage.redaction import redaction_counts
 from storage.times import naive_utc
 from storage.upkeep.store_meta import refuse_newer
@@ -39,7 +39,6 @@ if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs 
     from storage.models import Conversation, Message
     from storage.query.filters import Filters
     from storage.reads.chat_meta import ConversationMeta
-    from storage.reads.results import ChatPage, RecentResult
 
 log = logging.getLogger(__name__)
 
@@ -313,25 +312,6 @@ class Catalog:
         with closing(connection):
             yield cls(home, connection, model)
 
-    def recent(
-        self,
-        *,
-        n: int = 3,
-        sort_order: Literal["asc", "desc"] = "desc",
-        before: datetime | None = None,
-        after: datetime | None = None,
-        project: str | None = None,
-        source: str | None = None,
-    ) -> RecentResult:
-        """As `Library.recent`."""
-        return recent_page(
-            self, n=n, sort_order=sort_order, before=before, after=after, project=project, source_name=source
-        )
-
-    def stats(self) -> StoreStats:
-        """As `Library.stats`."""
-        return store_stats(self, self.home, self.model_name)
-
     # ---- totals --------------------------------------------------------------------------------
 
     def counts(self, ids: Sequence[str] | None = None) -> tuple[int, int, int]:
@@ -516,12 +496,6 @@ class Catalog:
     def message_position(self, conversation_id: str, message_id: str) -> int | None:
         found = [int(m[1]) for m in self._messages(conversation_id) if m[0] == message_id]
         return found[0] if found else None
-
-    def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
-        """As `Library.read_chat` (`storage.reads.read_chat.read_chat` on this catalog)."""
-        from storage.reads.read_chat import read_chat
-
-        return read_chat(self, uri, offset=offset, limit=limit, around=around)
 
     def conversation(self, conversation_id: str) -> Conversation | None:
         """The whole chat, or None."""

@@ -30,8 +30,6 @@ from storage.embedding.embedder import Vectors
 from storage.errors import StoreDamaged
 from storage.models import Conversation, Message
 from storage.query.filters import Filters, sql_in, sql_string
-from storage.reads.chat_meta import ConversationMeta
-from storage.stores.catalog import Catalog
 from storage.stores.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.stores.vector_matrix import SCAN_THREADS, VectorMatrix
 from storage.times import naive_utc
@@ -277,8 +275,6 @@ class LanceStore:
         # was missing): the library restores both before anything is derived from them.
         self.damaged: dict[str, str] = {}
         self.created: set[str] = set()
-        # A private catalog this process reads instead of the store's (`catalog.build_private`), if any.
-        self.catalog_file: Path | None = None
 
     @property
     def lance_opened(self) -> bool:
@@ -430,22 +426,6 @@ class LanceStore:
         query = self.chunks.search().where(VECTOR_ROWS).select([*MATRIX_COLUMNS, "vector"]).limit(None)
         schema = pa.schema([_chunk_schema(self.dim).field(name) for name in MATRIX_COLUMNS])
         return self.matrix.build(query.to_batches(8192), version, schema)
-
-    # ---- what a search shows of its chats: from the read model, never LanceDB -----------------
-
-    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
-        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
-            return chats.metas(ids)
-
-    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
-        """Messages in index ranges of several chats, in one read; each chat's messages in order."""
-        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
-            return chats.message_windows(windows)
-
-    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
-        """(first, last) message time of each chat that has message times at all."""
-        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
-            return chats.message_spans(ids)
 
     # ---- reads (writers, and the vector leg without a current matrix) ---------------------------
 

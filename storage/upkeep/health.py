@@ -13,6 +13,11 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from storage.stores.keyword_index import KeywordIndex
+    from storage.stores.lance_store import LanceStore
 
 
 @dataclass
@@ -78,12 +83,46 @@ def inspect(home: Path) -> StoreHealth:
 
 def _tables(home: Path, meta: dict[str, object], health: StoreHealth) -> None:
     """The tables, the catalog, the keyword index and the vector matrix, each checked on its own."""
-    from storage.stores import catalog
     from storage.stores.keyword_index import KeywordIndex
-    from storage.stores.lance_store import TABLE_NAMES, LanceStore
+    from storage.stores.lance_store import LanceStore
 
     dim = meta.get("dim")
     store = LanceStore(home / "lancedb", dim if isinstance(dim, int) else 384)
+    readable, chats, passages = _lance_tables(store, dim, health)
+    held = _catalog(home, health)
+    if not readable["conversations"] and held:
+        health.conversations = len(held)  # what the catalog still holds, and a repair restores
+    lost = sorted(set(held) - set(chats)) if readable["conversations"] else []
+    if lost:
+        health.problems.append(f"{len(lost)} chat(s) in the catalog are missing from the conversations table")
+    keywords = KeywordIndex(home / "keyword")
+    if keywords.damage is not None:
+        health.problems.append(f"the keyword index is damaged ({keywords.damage})")
+    health.keyword_documents = keywords.doc_count()
+    if readable["chunks"] and keywords.damage is None and not health.indexes_agree:
+        health.problems.append(
+            f"the keyword index has {health.keyword_documents} passages, the store {health.passages}"
+        )
+    matrix = store.matrix.damage()
+    if matrix is not None:
+        health.problems.append(f"the vector matrix is damaged ({matrix})")
+    everyone = chats or {cid: (version, 1) for cid, version in held.items()}
+    derived = passages if readable["chunks"] else None
+    health.unfindable = _unfindable(everyone, derived, keywords, set(lost)) + len(lost)
+    if not readable["conversations"] and not held:
+        health.blockers.append(
+            "the conversations table cannot be read and the catalog holds no copy of it: import your chats "
+            "again (`pastchats import FILE`; `pastchats reindex` for agent logs)"
+        )
+
+
+def _lance_tables(
+    store: LanceStore, dim: object, health: StoreHealth
+) -> tuple[dict[str, bool], dict[str, tuple[str, int]], dict[str, set[str]]]:
+    """Each LanceDB table read whole; what the readable ones hold (chats' versions and message counts,
+    passages' versions by chat), counted into `health`."""
+    from storage.stores.lance_store import TABLE_NAMES
+
     readable = {}
     for name in TABLE_NAMES:
         reason = store.check(name, full=True)
@@ -103,9 +142,14 @@ def _tables(home: Path, meta: dict[str, object], health: StoreHealth) -> None:
         stored_dim = store.chunk_dim()
         if isinstance(dim, int) and dim != stored_dim:
             health.problems.append(f"store.json names vectors of {dim} dimensions; the stored ones have {stored_dim}")
+    return readable, chats, passages
+
+
+def _catalog(home: Path, health: StoreHealth) -> dict[str, str]:
+    """The chats' versions the catalog holds (none when it is missing or damaged, said in `health`)."""
+    from storage.stores import catalog
 
     problem = catalog.damage(home / catalog.FILE)
-    held: dict[str, str] = {}
     if problem is not None:
         health.problems.append(f"the catalog is damaged ({problem})")
     elif not (home / catalog.FILE).exists():
@@ -113,42 +157,27 @@ def _tables(home: Path, meta: dict[str, object], health: StoreHealth) -> None:
     else:
         try:
             with catalog.Catalog.open(home) as current:
-                held = current.chat_versions()
+                return current.chat_versions()
         except catalog.CatalogMissing as exc:
             health.problems.append(str(exc))
-    if not readable["conversations"] and held:
-        health.conversations = len(held)  # what the catalog still holds, and a repair restores
-    lost = sorted(set(held) - set(chats)) if readable["conversations"] else []
-    if lost:
-        health.problems.append(f"{len(lost)} chat(s) in the catalog are missing from the conversations table")
+    return {}
 
-    keywords = KeywordIndex(home / "keyword")
-    if keywords.damage is not None:
-        health.problems.append(f"the keyword index is damaged ({keywords.damage})")
-    health.keyword_documents = keywords.doc_count()
-    if readable["chunks"] and keywords.damage is None and not health.indexes_agree:
-        health.problems.append(
-            f"the keyword index has {health.keyword_documents} passages, the store {health.passages}"
-        )
-    matrix = store.matrix.damage()
-    if matrix is not None:
-        health.problems.append(f"the vector matrix is damaged ({matrix})")
 
-    # Every chat with messages must be findable: passages derived from its current version, and
-    # documents in the keyword index.
+def _unfindable(
+    everyone: dict[str, tuple[str, int]],
+    passages: dict[str, set[str]] | None,
+    keywords: KeywordIndex,
+    lost: set[str],
+) -> int:
+    """Chats with messages that a search cannot find: passages not derived from their current version
+    (`passages` None: the passages table cannot be read), or no documents in the keyword index."""
     searcher = keywords.reader()
-    everyone = chats or {cid: (version, 1) for cid, version in held.items()}
     unfindable = 0
     for cid, (version, count) in everyone.items():
         if not count:
             continue
-        derived = passages.get(cid) == {version} if readable["chunks"] else False
+        derived = passages is not None and passages.get(cid) == {version}
         indexed = int(searcher.doc_freq("conversation_id", cid)) > 0
         if not (derived and indexed) or cid in lost:
             unfindable += 1
-    if not readable["conversations"] and not held:
-        health.blockers.append(
-            "the conversations table cannot be read and the catalog holds no copy of it: import your chats "
-            "again (`pastchats import FILE`; `pastchats reindex` for agent logs)"
-        )
-    health.unfindable = unfindable + len(lost)
+    return unfindable

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from storage.errors import StoreTooNew
 
+# What each format changed (`storage.upkeep.migrations` brings an older store to today's):
 # 2: retrieval units carry their message's time (`at`), so time filters see inside a chat.
 # 3: exchange windows beside the messages (`storage.units.windows`).
 # 4: no LanceDB messages table: the catalog (`storage.stores.catalog`) holds what readers show of each chat.
@@ -23,6 +24,25 @@ def read_meta(home: Path) -> dict[str, object]:
     except (FileNotFoundError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def record_meta(home: Path, **values: object) -> None:
+    """Change these values of `store.json`, keeping the rest."""
+    (home / "store.json").write_text(json.dumps(read_meta(home) | values), encoding="utf-8")
+
+
+def vector_size(home: Path) -> int:
+    """The size of the stored vectors: `store.json`'s, unless the vector matrix (built from the
+    vectors themselves) says otherwise; then the matrix is right and `store.json` is corrected at
+    the next repair."""
+    stored = read_meta(home).get("dim")
+    try:
+        built = json.loads((home / "vectors" / "manifest.json").read_text(encoding="utf-8")).get("dim")
+    except (OSError, ValueError, AttributeError):
+        built = None
+    if isinstance(built, int) and built != stored:
+        return built
+    return stored if isinstance(stored, int) else 384
 
 
 def refuse_newer(home: Path) -> None:

@@ -18,7 +18,8 @@ from server.services.doctor import check_watcher
 from server.services.sync.watching import TAKEOVER_POLL, Watcher, watch_status
 from server.settings import Settings
 from storage.embedding.embedder import HashEmbedder
-from storage.library import Library, NotFound
+from storage.errors import NotFound
+from storage.library import Library
 
 LIVE_BUDGET = 5.0  # seconds from an append to the text being keyword-searchable
 

@@ -111,11 +111,11 @@ def test_a_server_on_a_current_store_searches_without_lancedb_and_still_finds_ch
 
         # Another process writes a chat (its catalog row with it, as every write does) and leaves its
         # passages to the change log (no matrix rebuild yet).
-        with real_store._writing(timeout=10):
+        with real_store.writing(timeout=10):
             versions = {LATE.id: LATE.fingerprint()}
             real_store.lock.begin([LATE.id])
             real_store.store.write_conversations([LATE], versions)
-            real_store._ingestor().derive([LATE], versions)
+            real_store.ingestor().derive([LATE], versions)
             real_store.lock.done([LATE.id])
         assert real_store.store.matrix.needs_build(int(real_store.store.chunks.version)) is False
 

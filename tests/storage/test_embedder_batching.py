@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from storage.defaults import DEFAULT_MODEL
 from storage.embedding.embedder import MAX_EMBED_CHARS, EmbedderUnavailable, FastEmbedder, ModelTurns
+from storage.embedding.model_files import DEFAULT_MODEL
 
 TEXTS = [
     "Assistant: " + "The reverse proxy forwards requests to the media server on port 8096. " * 12,

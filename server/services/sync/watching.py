@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from server.services.opening import syncer_for
+from server.services.sync import syncer_for
 from server.settings import Settings
 from storage.owner_only import FILE_MODE, open_private
 from storage.writing.locks import process_running

@@ -1,4 +1,5 @@
-"""How far any ordering could take the retrieval goals (issue 13): the ceilings beside what ships.
+"""How far any ordering could take the retrieval goals: the ceilings beside what ships (a research tool,
+docs/BENCHMARKS.md).
 
     FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python -m bench.quality.ceilings \\
         --stores STORES_DIR [--bench locomo|lme]

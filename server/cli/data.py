@@ -31,21 +31,17 @@ if TYPE_CHECKING:
 
 
 class FormatChoice(click.Choice[str]):
-    """The importers' format names, listed only when shown or checked: importing the importers (and
-    pydantic with them) would slow down every `--help` and argument error."""
+    """The importers' format names, read from the registry only when shown or checked: importing the
+    importers (and pydantic with them) would slow down every `--help` and argument error."""
 
-    def __init__(self) -> None:
-        super().__init__([])
+    def __init__(self) -> None:  # click's sets `choices`, which is read from the registry here
+        self.case_sensitive = True
 
-    @property  # click sets a plain attribute; this one is computed
-    def choices(self) -> tuple[str, ...]:
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         from importers import registry
 
         return tuple(registry.names())
-
-    @choices.setter
-    def choices(self, value: object) -> None:
-        pass
 
 
 @click.command("import")

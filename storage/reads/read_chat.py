@@ -1,6 +1,5 @@
-"""`read_chat` over any source of chat rows: the store (`Library.read_chat`, the `read_chat` tool) and
-the catalog (`storage.stores.catalog`: `pastchats read` without opening LanceDB). Tests compare the two
-sources on the same stores and arguments.
+"""`read_chat` over the catalog (`storage.stores.catalog`, less the chats a delete committed to):
+`Library.read_chat`, behind the `read_chat` tool, `pastchats read` and the page.
 
 The paging rules (which chat a uri names, which message `around` names, where a page starts) are
 plain functions on plain values.
@@ -11,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from storage.errors import NotFound, UnknownMessage
+from storage.reads.chat_meta import chat_hit, shown
+from storage.reads.results import ChatPage
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
 
     from storage.models import Message
     from storage.reads.chat_meta import ConversationMeta
-    from storage.reads.results import ChatPage
 
     class PageSource(Protocol):
         def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
@@ -33,9 +33,6 @@ def read_chat(
 ) -> ChatPage:
     """A page of a conversation's messages; `around` (a message number from 1, or a message id)
     centres the page on that message."""
-    from storage.reads.chat_meta import chat_hit, shown  # deferred: pydantic (see the module's docstring)
-    from storage.reads.results import ChatPage
-
     meta = meta_for(source, uri)
     uri = meta.id
     position = None

@@ -257,10 +257,9 @@ class LanceStore:
     Vector search is exact: over the memory-mapped matrix when there is one (milliseconds), else over
     LanceDB's own flat scan. No ANN index is built: LanceDB's reached only ~0.9 recall@10 here.
 
-    What a search shows of its chats (`metas`, `message_windows`, `message_spans`) comes from the
-    store's read model (`storage.stores.catalog`). LanceDB is imported and its tables opened on first use,
-    not here: while the vector matrix is current, reads never need it, and it costs ~1.3 s of CPU to import
-    and ~95 MB of memory to hold.
+    What a search shows of its chats comes from the catalog (`storage.reads.catalog_view`), never from
+    here. LanceDB is imported and its tables opened on first use, not here: while the vector matrix is
+    current, reads never need it, and it costs ~1.3 s of CPU to import and ~95 MB of memory to hold.
     """
 
     def __init__(self, path: Path, dim: int, matrix_dir: Path | None = None):

@@ -1,6 +1,9 @@
 """The one entry point to a pastchats store: import, search, list, read, delete.
 
-Everything above storage (the CLI, the MCP tools, the benchmarks) goes through `Library`.
+Everything above storage (the CLI, the MCP tools, the benchmarks) goes through `Library`; the server
+and the CLI open it one way, by need (`server.services.opening.open_store`). What keeps a store whole
+is beside it in `storage.upkeep`: `healing` (repairs, re-embedding, redacting again) and `migrations`
+(older store formats, in named steps).
 
 Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (Tantivy, derived),
 `vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.stores.vector_matrix`),

@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from server.app import build_server
-from server.services import opening as wiring
+from server.services.opening import open_store
 from server.settings import Settings
 from storage.embedding.embedder import Embedder, FastEmbedder, HashEmbedder
 from storage.library import Library
@@ -212,7 +212,7 @@ async def test_a_running_server_follows_the_store_to_the_model_it_was_re_embedde
         return HashEmbedder(32) if name == HashEmbedder(32).model_name else FastEmbedder(name, model_cache_dir)
 
     def serving(settings: Settings) -> Library:
-        library = wiring.open_for_serving(settings)  # the server's own path, with the real model
+        library = open_store(settings, "search")  # the server's own path, with the real model
         library.follow_store_model(load)
         return library
 

@@ -18,9 +18,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
-from server import wiring
-from server.background import BackgroundSync
-from server.embedding import BackgroundEmbedding
+from server.services.embedding import BackgroundEmbedding
+from server.services.opening import open_store
+from server.services.sync.background import BackgroundSync
 from server.settings import Settings
 from server.warm_up import SERVING_GC_THRESHOLD as SERVING_GC_THRESHOLD  # where tests and bench/ look
 from server.warm_up import WarmLibrary
@@ -71,7 +71,7 @@ class PastchatsServer(MCPServer[Any]):
 
 def build_server(settings: Settings, library_factory: LibraryFactory | None = None) -> MCPServer[Any]:
     """The MCP server with its three tools. Tests pass a factory returning a library they built."""
-    factory = library_factory or wiring.open_for_serving
+    factory = library_factory or (lambda s: open_store(s, "search"))
     warm = WarmLibrary(lambda: factory(settings))
     syncing = BackgroundSync(settings, warm.wait)
     embedding = BackgroundEmbedding(warm.wait)

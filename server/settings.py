@@ -12,8 +12,8 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from importers.registry import AGENT_LOGS, AGENT_VARIABLES
-from storage.defaults import DEFAULT_MODEL
-from storage.store_meta import store_model
+from storage.embedding.model_files import DEFAULT_MODEL
+from storage.upkeep.store_meta import store_model
 
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 

@@ -25,7 +25,7 @@ one short line. Each error is translated exactly once per surface: to an MCP `To
     ├── InsecureBinding                server.transports: listening off loopback without a token
     ├── PortTaken                      server.ui.serving: `pastchats ui` cannot listen on the port asked for
     ├── BadInput                       server.ui.context: a value in the page's address it cannot use
-    └── SetupError                     server.setup_clients: a client's config cannot be merged as it is
+    └── SetupError                     server.services.setup_clients: a client's config cannot be merged as it is
 
 `SourceError` lives here, beside the store's errors, so that every layer can name it without
 importing the layer above; `importers.base` re-exports it.

@@ -16,7 +16,7 @@ its meaning matches; but when a short query (a few chosen words) names something
 while it holds the rest ("Redis cluster failover" against a chat on Redis clusters), only a close
 meaning makes it strong. Thresholds were set on a labelled set of answerable, paraphrased and
 unanswerable questions over the realistic test corpus (`tests/fixtures/corpus/strength.json`) and
-checked on LongMemEval (`bench/strength.py`).
+checked on LongMemEval (`bench/quality/strength.py`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from storage.query import AnalysedQuery, stem_set, stem_words
+from storage.query.analysis import AnalysedQuery, stem_set, stem_words
 
 Strength = Literal["strong", "weak"]
 Meaning = Literal["close", "related", "loose"]

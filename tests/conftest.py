@@ -116,15 +116,15 @@ def anyio_backend() -> str:
 def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     """CLI commands open the store with the fast test embedder (the real model is covered end to end),
     redacting as the settings say."""
+    from server.services.opening import redaction_from
     from server.settings import Settings
-    from server.wiring import redaction_from
     from storage.embedding.embedder import HashEmbedder
     from storage.library import Library
 
     def open_library(settings: Settings, **_: object) -> Library:
         return Library.open(settings.home, embedder=HashEmbedder(), redaction=redaction_from(settings))
 
-    monkeypatch.setattr("server.wiring.open_library", open_library)
+    monkeypatch.setattr("server.services.opening.open_library", open_library)
     with_hash_model(monkeypatch)
 
 
@@ -139,4 +139,4 @@ def with_hash_model(monkeypatch: pytest.MonkeyPatch) -> None:
         def result(self) -> tuple[HashEmbedder, None]:
             return HashEmbedder(), None
 
-    monkeypatch.setattr("server.wiring.ModelLoad", HashModel)
+    monkeypatch.setattr("server.services.opening.ModelLoad", HashModel)

@@ -186,3 +186,31 @@ def test_every_exception_of_ours_descends_from_pastchats_error() -> None:
         and node.name != "PastchatsError"
     ]
     assert straight == []
+
+
+def test_no_module_outside_the_cli_imports_click() -> None:
+    """The CLI speaks to people through click; the services it shares with the MCP server and the page
+    raise our errors and return values, which each face words its own way."""
+    found = [
+        f"{module}:{line} imports {name}"
+        for module, path in source_modules(REPO_ROOT).items()
+        if not module.startswith("server.cli")
+        for name, line in imported_names(path, module)
+        if name == "click" or name.startswith("click.")
+    ]
+    assert found == []
+
+
+FACES = ("server.cli", "server.ui", "server.app")
+
+
+def test_the_shared_services_import_none_of_the_faces(graph: dict[str, dict[str, int]]) -> None:
+    """`server.services` serves the CLI, the MCP server and the page alike: it depends on none of them."""
+    found = [
+        f"{module}:{line} imports {target}"
+        for module, edges in graph.items()
+        if module.startswith("server.services")
+        for target, line in edges.items()
+        if target.startswith(FACES)
+    ]
+    assert found == []

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-from storage.results import ChatHit, ChatPage, RecentResult, ShownMessage
+from storage.reads.results import ChatHit, ChatPage, RecentResult, ShownMessage
 from tools.outputs import ReadOutput, RecentOutput
 from tools.render import quoted
 from tools.voice import call

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from storage.recent import RecentSource
+    from storage.reads.listing import RecentSource
 
 
 def today() -> date:

@@ -16,7 +16,7 @@ from tools.voice import call, said, tool
 if TYPE_CHECKING:
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from storage.recent import RecentSource
+    from storage.reads.listing import RecentSource
 
 logger = logging.getLogger("pastchats.tools")
 

@@ -19,7 +19,7 @@ from pydantic import Field, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from storage.results import ChatPage, RecentResult, SearchResult
+from storage.reads.results import ChatPage, RecentResult, SearchResult
 
 # What may sit beside `type` in the non-null branch of a nullable field for the branch to fold into
 # the field itself: all three mean the same on `null` once `null` is among the types and the enum.

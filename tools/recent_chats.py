@@ -17,7 +17,7 @@ from tools.render import chat_block, document
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from storage.recent import RecentSource
+    from storage.reads.listing import RecentSource
     from tools.common import LibraryProvider
 
 NAME = "recent_chats"

@@ -15,16 +15,17 @@ Chat content is data, never markup, and it cannot pass for our own lines:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from storage.safe_text import clean
 from storage.times import iso_z, utc
 from tools.lookalikes import tag_brackets
 
-TYPE_CHECKING = False  # not typing's: `pastchats recent` and `read` render without importing it (start-up)
-if TYPE_CHECKING:  # annotations only: `pastchats recent` renders plain objects without pydantic
+if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from storage.results import ChatHit, ShownMessage
+    from storage.reads.results import ChatHit, ShownMessage
 
 LOOKALIKE_LT = "\u2039"  # ‹
 MATCH_SEPARATOR = "…"

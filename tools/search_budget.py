@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 
-from storage.results import ChatHit, SearchResult
+from storage.reads.results import ChatHit, SearchResult
 from tools.budget import CUT, clip_hit, focus_pattern, hint_list, shortened_hints
 from tools.outputs import SearchOutput
 from tools.render import LineMemo, chat_block, chat_line, quoted

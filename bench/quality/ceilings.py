@@ -1,4 +1,5 @@
-"""How far any ordering could take the retrieval goals (issue 13): the ceilings beside what ships.
+"""How far any ordering could take the retrieval goals: the ceilings beside what ships (a research tool,
+docs/BENCHMARKS.md).
 
     FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python -m bench.quality.ceilings \\
         --stores STORES_DIR [--bench locomo|lme]
@@ -25,15 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.embed_cache import CachingEmbedder
+from bench.quality.embed_cache import CachingEmbedder
 from bench.quality.locomo import CATEGORIES, load_locomo, session_of
 from bench.quality.longmemeval import load_longmemeval
 from bench.quality.metrics import dcg, expand_units
 from bench.quality.run_longmemeval import score_question as score_lme
-from storage.chunking import ChunkOptions
 from storage.embedding.embedder import FastEmbedder
 from storage.library import Library
 from storage.models import Conversation
+from storage.units.passages import ChunkOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 KS = (5, 10)

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from bench.embed_cache import DEFAULT_CACHE, CachingEmbedder
+from bench.quality.embed_cache import DEFAULT_CACHE, CachingEmbedder
 from bench.quality.locomo import load_locomo
 from bench.quality.longmemeval import VARIANTS, Variant, load_longmemeval
 from bench.quality.report import print_report, write_json
@@ -21,9 +21,9 @@ from bench.quality.retrieve import BENCH_MODES, BenchMode
 from bench.quality.run_locomo import run_locomo
 from bench.quality.run_longmemeval import run_variant
 from bench.quality.warm import all_conversations, warm
-from storage.chunking import DEFAULT_OPTIONS, WINDOW_VECTORS, ChunkOptions
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, EmbedderUnavailable, FastEmbedder, HashEmbedder
 from storage.library import Library
+from storage.units.passages import DEFAULT_OPTIONS, WINDOW_VECTORS, ChunkOptions
 
 REPO = Path(__file__).resolve().parents[2]
 LOCOMO_FILE = Path("locomo") / "locomo_dev.json"
@@ -116,7 +116,7 @@ def parser() -> argparse.ArgumentParser:
         "--window-vectors",
         choices=WINDOW_VECTORS,
         default=DEFAULT_OPTIONS.window_vectors,
-        help="how exchange windows get their vectors (storage.chunking.ChunkOptions)",
+        help="how exchange windows get their vectors (storage.units.passages.ChunkOptions)",
     )
     p.add_argument("--workdir", type=Path, help="where the temporary stores go (default: the system temp dir)")
     return p

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from bench.quality.metrics import expand_units
 from storage.library import Library
 from storage.models import Conversation
-from storage.results import SearchMode
+from storage.reads.results import SearchMode
 from storage.search import PLAIN_RRF, SHIPPED
 
 # The product's modes, plus `plain`: both legs fused by textbook RRF (k = 60, equal weights, no chat

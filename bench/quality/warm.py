@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from bench.embed_cache import CachingEmbedder
+from bench.quality.embed_cache import CachingEmbedder
 from bench.quality.locomo import load_locomo
 from bench.quality.longmemeval import VARIANTS, Variant, load_longmemeval
-from storage.chunking import chunk_conversation
 from storage.models import Conversation
+from storage.units.passages import chunk_conversation
 
 # Large, so the cache can sort each batch by length (see CachingEmbedder).
 BATCH = 4096

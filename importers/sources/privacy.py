@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from importers.base import ImportReport
 from importers.sources.archive import Archive
 from importers.sources.sync_state import SyncState
-from storage.filters import Filters
 from storage.library import Library
 from storage.models import Conversation, content_hash
+from storage.query.filters import Filters
 
 __all__ = ["EXCLUDED", "Exclusions", "delete", "finish", "finish_deletes", "forget", "matching", "unforget"]
 
@@ -91,7 +91,7 @@ def delete(library: Library, uris: Iterable[str], *, wait: float = -1) -> list[s
     with library.lock.hold(timeout=wait):
         state = SyncState.load(library.home)
         finish_deletes(library, state)
-        existing = sorted(library.store.metas(ids))
+        existing = sorted(library.chats.metas(ids))
         archived = state.archive_index()
         found = sorted(set(existing) | {cid for cid in ids if cid in archived})
         if not found:

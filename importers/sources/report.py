@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from importers.base import Skip
 
 if TYPE_CHECKING:
-    from storage.ingest import IngestStats
+    from storage.writing.ingest import IngestStats
 
 __all__ = ["Change", "Outcome", "SourceSummary", "SyncReport", "listed", "noted"]
 

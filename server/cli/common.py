@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import click
 
-from storage.defaults import install_hint
+from server.services.redacted import redaction_text
+from storage.embedding.model_files import install_hint
 from storage.errors import PastchatsError
 from storage.safe_text import clean, clean_all
 from storage.times import parse_iso
@@ -20,9 +21,10 @@ from storage.times import parse_iso
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from server.services.opening import Need
     from server.settings import Settings
     from storage.library import Library
-    from storage.recent import RecentSource
+    from storage.reads.listing import RecentSource
 
 T = TypeVar("T")
 
@@ -137,38 +139,14 @@ def unknown_name(flag: str, kind: str, given: str, known: list[str]) -> str:
 
 
 @contextmanager
-def reading(settings: Settings) -> Iterator[Library]:
-    """The store for a command that only reads: no model, and LanceDB only when opening must repair."""
-    from server import wiring
+def opened(settings: Settings, need: Need) -> Iterator[Library]:
+    """The store, opened as the command needs it (`server.services.opening.open_store`); a writer
+    waiting for another process's write says so plainly, not as a log line."""
+    from server.services.opening import open_store
 
-    library = wiring.open_for_reading(settings)
-    try:
-        yield library
-    finally:
-        library.close()
-
-
-@contextmanager
-def searching(settings: Settings) -> Iterator[Library]:
-    """The store for `search`, opened as the server opens it: the model loads on its own thread while
-    the store opens, and LanceDB only when opening has something to repair (a cold search pays for
-    neither the sum of the two nor LanceDB's import)."""
-    from server import wiring
-
-    library = wiring.open_for_serving(settings)
-    try:
-        yield library
-    finally:
-        library.close()
-
-
-@contextmanager
-def opened(settings: Settings, *, model: bool = True) -> Iterator[Library]:
-    """The store, with the embedding model loaded only when `model` (search, import, sync need it)."""
-    from server import wiring
-
-    library = wiring.open_library(settings, load_model=model)
-    library.lock.on_wait = lambda notice: click.echo(notice, err=True)  # plainly, not as a log line
+    library = open_store(settings, need)
+    if need.startswith("write"):
+        library.lock.on_wait = lambda notice: click.echo(notice, err=True)
     try:
         yield library
     finally:
@@ -206,7 +184,7 @@ def json_text(value: Any) -> str:
 
 def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str:
     """`redacting`: whether secrets are redacted as chats are written (`PASTCHATS_REDACT`)."""
-    from server.watching import watch_status
+    from server.services.sync.watching import watch_status
 
     info = source.stats()
     watcher = watch_status(info.home)
@@ -233,21 +211,6 @@ def stats_text(source: Library, as_json: bool, *, redacting: bool = True) -> str
             f"{install_hint()}"
         )
     return text
-
-
-def redaction_text(redacted: dict[str, dict[str, int]], enabled: bool) -> str:
-    """`stats`' line on secrets: how many of each kind were replaced, per source."""
-    if not enabled:
-        off = "Secrets: redaction is OFF (PASTCHATS_REDACT=off): chats are stored verbatim, secrets included"
-        return off + (f"; redacted before it was turned off: {_redacted(redacted)}" if redacted else "")
-    return f"Secrets redacted: {_redacted(redacted)}" if redacted else "Secrets redacted: none found"
-
-
-def _redacted(redacted: dict[str, dict[str, int]]) -> str:
-    return "; ".join(
-        f"{source} {sum(kinds.values())} ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
-        for source, kinds in redacted.items()
-    )
 
 
 def recent_text(

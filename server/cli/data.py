@@ -22,9 +22,8 @@ from server.cli.common import (
     make_settings,
     opened,
     quiet_option,
-    reading,
 )
-from storage.defaults import install_hint
+from storage.embedding.model_files import install_hint
 from storage.owner_only import open_private
 
 if TYPE_CHECKING:
@@ -32,21 +31,17 @@ if TYPE_CHECKING:
 
 
 class FormatChoice(click.Choice[str]):
-    """The importers' format names, listed only when shown or checked: importing the importers (and
-    pydantic with them) would slow down every `--help` and argument error."""
+    """The importers' format names, read from the registry only when shown or checked: importing the
+    importers (and pydantic with them) would slow down every `--help` and argument error."""
 
-    def __init__(self) -> None:
-        super().__init__([])
+    def __init__(self) -> None:  # click's sets `choices`, which is read from the registry here
+        self.case_sensitive = True
 
-    @property  # click sets a plain attribute; this one is computed
-    def choices(self) -> tuple[str, ...]:
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         from importers import registry
 
         return tuple(registry.names())
-
-    @choices.setter
-    def choices(self, value: object) -> None:
-        pass
 
 
 @click.command("import")
@@ -68,7 +63,7 @@ def import_(
         raise click.UsageError("pass one or more files or folders to import, or --sample")
     from importers import registry
     from importers.base import SourceError
-    from server import wiring
+    from server.services.sync import exclusions_from
 
     settings = make_settings(ctx)
     for path in paths:  # a wrong path or format fails here, before the store and the model load
@@ -76,15 +71,15 @@ def import_(
             registry.choose(path, format_)
         except SourceError as exc:
             raise click.ClickException(str(exc)) from None
-    from server.embedding import embed_with_progress
-    from server.importing import import_source, sample_path, summary_text, totals
+    from server.services.embedding import embed_with_progress
+    from server.services.importing import import_source, sample_path, summary_text, totals
 
     with ExitStack() as stack:
         sources: list[tuple[Path, str | None, str | None]] = [(path, format_, None) for path in paths]
         if sample:
             sources.append((stack.enter_context(sample_path()), None, "sample chats"))
-        library = stack.enter_context(opened(settings))
-        exclusions = wiring.exclusions_from(settings)
+        library = stack.enter_context(opened(settings, "write"))
+        exclusions = exclusions_from(settings)
         show = not (quiet or as_json)
         summaries = [import_source(library, path, fmt, show, label, exclusions) for path, fmt, label in sources]
         embed_with_progress(library, show=show)
@@ -128,15 +123,15 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
     syncing each burst of writes.
     """
 
-    from server.embedding import embed_with_progress
-    from server.importing import progress_reporter
-    from server.wiring import syncer_for
+    from server.services.embedding import embed_with_progress
+    from server.services.importing import progress_reporter
+    from server.services.sync import syncer_for
 
     settings = make_settings(ctx)
     if watch:
         watch_logs(settings, paths, quiet, as_json)
         return
-    with opened(settings) as library:
+    with opened(settings, "write") as library:
         syncer = syncer_for(settings, library, paths)
         with progress_reporter(not (quiet or as_json), "agent logs") as progress:
             report = syncer.run_once(progress, embed=False)
@@ -160,7 +155,7 @@ def watch_logs(settings: Settings, paths: tuple[Path, ...], quiet: bool, as_json
     import threading
 
     from importers.sources.report import SyncReport
-    from server.watching import Watcher
+    from server.services.sync.watching import Watcher
 
     def said(text: str) -> None:
         if not quiet:
@@ -175,7 +170,7 @@ def watch_logs(settings: Settings, paths: tuple[Path, ...], quiet: bool, as_json
             click.echo(report.text())
 
     stop = threading.Event()
-    with opened(settings) as library:
+    with opened(settings, "write") as library:
         watcher = Watcher(settings, library, extra_paths=paths, on_round=synced, on_state=said)
         try:
             watcher.run(stop)
@@ -195,11 +190,11 @@ def reindex(ctx: click.Context, quiet: bool, as_json: bool) -> None:
     unchanged chats are not embedded again.
     """
     from importers.sources.reindex import Reindexer
-    from server.importing import progress_reporter
-    from server.wiring import exclusions_from
+    from server.services.importing import progress_reporter
+    from server.services.sync import exclusions_from
 
     settings = make_settings(ctx)
-    with opened(settings) as library:
+    with opened(settings, "write") as library:
         reindexer = Reindexer(library, home=settings.user_home, exclusions=exclusions_from(settings))
         with progress_reporter(not (quiet or as_json), "the archive") as progress:
             report = reindexer.run(progress)
@@ -225,7 +220,7 @@ def delete(ctx: click.Context, uris: tuple[str, ...], as_json: bool) -> None:
     from importers.sources.privacy import delete as delete_chats
 
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
+    with opened(settings, "write-without-model") as library:
         deleted = delete_chats(library, uris)
     missing = [uri for uri in uris if uri not in deleted]
     if as_json:
@@ -257,7 +252,7 @@ def forget(
     if project is None and source is None and before is None:
         raise click.UsageError("say what to forget: --project, --source and/or --before")
     settings = make_settings(ctx)
-    with opened(settings, model=False) as library:
+    with opened(settings, "write-without-model") as library:
         projects, source = known_names(library, project=project, source=source)
         ids = sorted(
             {
@@ -287,10 +282,10 @@ def export(
     ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
 ) -> None:
     """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
-    from storage.export import plain_record, write_records
+    from storage.reads.export import plain_record, write_records
 
     settings = make_settings(ctx)
-    with reading(settings) as library:
+    with opened(settings, "read") as library:
         projects, source = known_names(library, project=project, source=source)
         records = (
             plain_record(chat)

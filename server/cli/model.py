@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from server.cli.common import make_settings, quiet_option
-from storage.defaults import install_hint
+from server.cli.common import make_settings, opened, quiet_option
+from server.services.model import model_report
+from storage.embedding.model_files import install_hint
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -26,39 +27,6 @@ def _describe(name: str) -> ModelInfo:
         return describe(name)
     except ModelError as exc:
         raise click.ClickException(str(exc)) from None
-
-
-def model_report(settings: Settings, *, load: bool = True) -> dict[str, Any]:
-    """Which model the store uses, where it is looked for, whether it is installed and loads."""
-    from storage.embedding.embedder import verify
-    from storage.embedding.model_files import ModelError, installed_path
-    from storage.store_meta import store_model
-
-    name = settings.model_name()
-    report: dict[str, Any] = {
-        "model": name,
-        "store_model": store_model(settings.home),
-        "cache": str(settings.model_cache),
-        "installed": False,
-        "loads": False,
-        "dim": None,
-        "problem": None,
-    }
-    try:
-        info = _describe(name)
-    except click.ClickException as exc:
-        report["problem"] = exc.message
-        return report
-    report["installed"] = installed_path(info, settings.model_cache) is not None
-    if not report["installed"]:
-        report["problem"] = f"{name} is not installed in {settings.model_cache}"
-    elif load:
-        try:
-            report["dim"] = verify(name, settings.model_cache)
-            report["loads"] = True
-        except ModelError as exc:
-            report["problem"] = str(exc)
-    return report
 
 
 @click.group()
@@ -116,7 +84,7 @@ def list_(ctx: click.Context, as_json: bool) -> None:
 def install_model(settings: Settings, info: ModelInfo, source: Path | None, *, show: bool = True) -> dict[str, Any]:
     """Install (or find installed) and verify: what happened, as `model install --json` prints it.
     Raises ClickException. `show`: say on stderr what takes time (the download, the int8 copy)."""
-    from server.progress import progress
+    from server.services.progress import progress
     from server.settings import derived_models_dir
     from storage.embedding.embedder import prepare_documents_model, verify
     from storage.embedding.model_files import ModelError, download, install_from, installed_path
@@ -175,9 +143,7 @@ def install(ctx: click.Context, name: str | None, source: Path | None, quiet: bo
         click.echo(installed_text(result))
     result["embedded"] = 0
     if info.name == settings.model_name():
-        from server.embedding import embed_awaiting
-
-        result["embedded"] = embed_awaiting(settings, show=show, say=not as_json)
+        result["embedded"] = _embed_awaiting(settings, show=show, say=not as_json)
     if as_json:
         click.echo(json.dumps(result, indent=2))
 
@@ -190,9 +156,8 @@ def install(ctx: click.Context, name: str | None, source: Path | None, quiet: bo
 @click.pass_context
 def use(ctx: click.Context, name: str, source: Path | None, quiet: bool, as_json: bool) -> None:
     """Switch the store to another model (installing it first if needed) and re-embed every passage."""
-    from server.embedding import embed_awaiting, switch_model
     from storage.embedding.model_files import installed_path
-    from storage.store_meta import store_model
+    from storage.upkeep.store_meta import store_model
 
     settings = make_settings(ctx)
     info = _describe(name)
@@ -209,11 +174,35 @@ def use(ctx: click.Context, name: str, source: Path | None, quiet: bool, as_json
     if store_model(settings.home) == info.name:
         if not as_json:
             click.echo(f"The store already uses {info.name}.")
-        result["embedded"] = embed_awaiting(settings, show=show, say=not as_json)
+        result["embedded"] = _embed_awaiting(settings, show=show, say=not as_json)
     else:
-        result["switched"], result["embedded"] = True, switch_model(settings, info.name, show=show, say=not as_json)
+        result["switched"], result["embedded"] = True, _switch(settings, info.name, show=show, say=not as_json)
     if as_json:
         click.echo(json.dumps(result, indent=2))
+
+
+def _embed_awaiting(settings: Settings, *, show: bool, say: bool) -> int:
+    """Embed the passages that awaited the model; a line on what changed for search."""
+    from server.services.embedding import embed_awaiting
+
+    with opened(settings, "write") as library:
+        done, had_vectors = embed_awaiting(library, show=show)
+    if done and say:
+        hybrid = "again" if had_vectors else "now: by meaning as well as by keywords"
+        click.echo(f"Embedded {done} passage(s) that awaited the model; search is hybrid {hybrid}.")
+    return done
+
+
+def _switch(settings: Settings, name: str, *, show: bool, say: bool) -> int:
+    """Re-embed every passage with model `name`; a line on what changed."""
+    from server.services.embedding import load_model, switch_model
+
+    embedder = load_model(settings, name)  # before the store opens: a model that cannot load stops here
+    with opened(settings, "write-without-model") as library:
+        count = switch_model(library, embedder, show=show)
+    if say:
+        click.echo(f"The store now uses {name}: {count} passage(s) embedded.")
+    return count
 
 
 COMMANDS: list[click.Command] = [model]

@@ -17,9 +17,8 @@ from server.cli.common import (
     json_option,
     known_names,
     make_settings,
-    reading,
+    opened,
     recent_text,
-    searching,
     stats_text,
 )
 
@@ -48,7 +47,7 @@ def search(
     from tools import conversation_search
 
     settings = make_settings(ctx)
-    with searching(settings) as library:
+    with opened(settings, "search") as library:
         known_names(library, project=project)
         output, text = as_tool(
             conversation_search.NAME,
@@ -86,7 +85,7 @@ def recent(
     from tools.recent_chats import NAME
 
     settings = make_settings(ctx)
-    with reading(settings) as source:
+    with opened(settings, "read") as source:
         known_names(source, project=project)
         text = as_tool(
             NAME,
@@ -116,7 +115,7 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
     from tools import read_chat
 
     settings = make_settings(ctx)
-    with reading(settings) as library:
+    with opened(settings, "read") as library:
         output, text = as_tool(
             read_chat.NAME,
             lambda: read_chat.read(
@@ -132,7 +131,7 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
 def stats(ctx: click.Context, as_json: bool) -> None:
     """What the store holds: chats, messages, sources, projects, time span, model, size, secrets redacted."""
     settings = make_settings(ctx)
-    with reading(settings) as library:
+    with opened(settings, "read") as library:
         text = stats_text(library, as_json, redacting=settings.redact)
     click.echo(text)
 

@@ -28,7 +28,8 @@ def serve(
     ctx: click.Context, transport: Literal["stdio", "sse", "streamable-http"], host: str | None, port: int | None
 ) -> None:
     """Run the MCP server (stdio for desktop clients; sse or streamable-http on a port)."""
-    from server import transports, wiring
+    from server import transports
+    from server.services.opening import open_store
 
     settings = make_settings(ctx, host=host, port=port)
     transports.stop_at_once_on_ctrl_c()
@@ -45,7 +46,7 @@ def serve(
     opened_libraries: list[Library] = []
 
     def factory(s: Settings) -> Library:
-        opened_libraries.append(wiring.open_for_serving(s))
+        opened_libraries.append(open_store(s, "search"))
         return opened_libraries[-1]
 
     try:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from server.cli.common import json_option, json_text, make_settings, opened, quiet_option
-from server.setup_clients import CLIENTS
-from storage.defaults import install_hint
+from server.services.setup_clients import CLIENTS
+from storage.embedding.model_files import install_hint
 
 if TYPE_CHECKING:
     from server.settings import Settings
@@ -39,8 +39,8 @@ def setup(
     Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
     already there. Restart the client afterwards. `--remove` undoes it.
     """
+    from server.services.setup_clients import SetupError, default_config_path, entry, executable, write_entry
     from server.settings import default_home, default_model_cache
-    from server.setup_clients import SetupError, default_config_path, entry, executable, write_entry
 
     settings: Settings = make_settings(ctx)
     if remove:
@@ -87,7 +87,7 @@ def setup(
 
 def remove_client(client: str, path: Path, user_home: Path) -> dict[str, Any]:
     """Take pastchats out of one client's config; what was done, with a line saying it to a person."""
-    from server.setup_clients import SetupError, remove_entry
+    from server.services.setup_clients import SetupError, remove_entry
 
     title = CLIENTS[client].title
     try:
@@ -131,7 +131,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool, client: str | None, cli
     Each problem comes with the command that fixes it. The exit status is 1 when something fails;
     a warning (no MCP client configured) leaves it 0.
     """
-    from server.doctor import render, run_checks
+    from server.services.doctor import render, run_checks
 
     if client and cli_only:
         raise click.UsageError("--client and --cli exclude each other: pass one")
@@ -158,11 +158,11 @@ def fix_store(settings: Settings, *, show: bool) -> list[str]:
     """Every repair `doctor --fix` can make: open the store (which finishes crashed writes), read
     every table to its last value and restore what is damaged, rebuild what is derived, embed what
     awaits embedding. Returns what it could not do, one line each, with its next step."""
-    from server.embedding import embed_with_progress
+    from server.services.embedding import embed_with_progress
     from storage.errors import PastchatsError
 
     try:
-        with opened(settings) as library:
+        with opened(settings, "write") as library:
             unfixed = library.mend()
             if library.embedder is not None:
                 embed_with_progress(library, show=show)
@@ -189,8 +189,8 @@ def uninstall(ctx: click.Context, yes: bool, as_json: bool) -> None:
     import shutil
     import sys
 
+    from server.services.setup_clients import backups, configured_entry, default_config_path, remove_empty_folders
     from server.settings import own_cache
-    from server.setup_clients import backups, configured_entry, default_config_path, remove_empty_folders
 
     settings = make_settings(ctx)
     system = platform.system()

@@ -17,13 +17,14 @@ def ui(ctx: click.Context, port: int, no_browser: bool) -> None:
     The page is served on 127.0.0.1 with a secret token in its address; only your browser, given
     that address, can open it. Ctrl-C stops it.
     """
-    from server import transports, wiring
+    from server import transports
+    from server.services.opening import open_store
     from server.ui.serving import listen, serve
 
     settings = make_settings(ctx)
     transports.stop_at_once_on_ctrl_c()
     listener = listen(port)
-    library = wiring.open_for_serving(settings)
+    library = open_store(settings, "search")
     try:
         serve(settings, library, listener, open_browser=not no_browser, say=lambda line: click.echo(line, err=True))
     finally:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from server.ui.markup import Html, esc, h, join, link, outside_link, when
-from storage.results import ChatHit, ShownMessage
+from storage.reads.results import ChatHit, ShownMessage
 
 SNIPPET_CHARS = 600  # of a message in a listing; the chat page shows it whole
 

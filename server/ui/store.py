@@ -4,10 +4,10 @@ they read the whole store, seconds on years of history)."""
 
 from __future__ import annotations
 
-from server.doctor import Check, check_permissions, check_secrets, check_sources, check_store
+from server.services.doctor import Check, check_permissions, check_secrets, check_sources, check_store
 from server.ui.context import Context
 from server.ui.markup import Html, h, join, link, notice, when
-from storage.recent import StoreStats
+from storage.reads.listing import StoreStats
 
 REDACTED_CHATS = 30
 
@@ -59,7 +59,7 @@ def _holds(info: StoreStats) -> Html:
 
 def _model(ctx: Context) -> Check:
     """The model this page searches with, as it loaded here (doctor's own check would load it again)."""
-    from storage.defaults import install_hint
+    from storage.embedding.model_files import install_hint
 
     library = ctx.library
     if library.embedder is not None:

@@ -16,8 +16,14 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from storage.defaults import DEFAULT_MODEL, install_hint
-from storage.embedding.model_files import ModelError, describe, installed_path, route_fastembed_logs
+from storage.embedding.model_files import (
+    DEFAULT_MODEL,
+    ModelError,
+    describe,
+    install_hint,
+    installed_path,
+    route_fastembed_logs,
+)
 from storage.errors import EmbedderUnavailable
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]

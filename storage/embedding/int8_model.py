@@ -8,7 +8,7 @@ quantised per run) runs the model's matrix products in int8; with one text a run
 Only documents go through it; queries keep the float32 model, so only one side of a similarity
 carries quantisation noise, and a search's latency is unchanged. The products `KEEP_FLOAT` names
 (those whose quantisation moves the vectors most, measured node by node by cosine to float32 on
-realistic passages: `bench/int8_documents.py --sensitivity`) stay in float32.
+realistic passages: `bench/performance/int8_documents.py --sensitivity`) stay in float32.
 
 The file is derived state: produced from the installed float32 file (nothing downloaded, nothing
 shipped), in a child process (quantising holds ~0.4 GB for a few seconds, which an import's peak
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from storage.defaults import DEFAULT_MODEL
+from storage.embedding.model_files import DEFAULT_MODEL
 from storage.owner_only import make_folder, restrict_new_files
 
 log = logging.getLogger(__name__)

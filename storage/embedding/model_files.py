@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from storage.defaults import DEFAULT_MODEL
 from storage.errors import PastchatsError
 from storage.owner_only import make_folder
 
@@ -35,6 +34,19 @@ __all__ = [
     "installed_path",
     "route_fastembed_logs",
 ]
+
+
+# Light on purpose (no NumPy, no onnxruntime): the settings and every CLI command read these.
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def install_hint(name: str | None = None) -> str:
+    """The commands that install the model, online and offline (every message that says how)."""
+    target = f" {name}" if name else ""
+    return (
+        f"pastchats model install{target}  (offline: on a machine that has the model, copy the folder "
+        f"`pastchats model status` shows as Models folder, then pastchats model install{target} --from DIR)"
+    )
 
 
 class ModelError(PastchatsError):

@@ -98,7 +98,7 @@ class Redaction:
         return redacted, Counter(kind for kind, _ in chat.numbers)
 
     def redact_record(self, record: dict[str, Any]) -> dict[str, Any]:
-        """A plain-format record (as `storage.quarantine` keeps one) with its texts redacted as its chat's."""
+        """A plain-format record (as `storage.writing.quarantine` keeps one) with its texts redacted as its chat's."""
         chat = _Chat(self)
 
         def walk(value: Any, key: str = "") -> Any:

@@ -13,13 +13,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import get_args
 
-from storage.defaults import install_hint
 from storage.embedding.embedder import Embedder
+from storage.embedding.model_files import install_hint
 from storage.evidence import ChatEvidence, TermWeights, Verdict, strongest_first
-from storage.filters import Filters
-from storage.hits import ConversationMeta, chat_hit
-from storage.query import AnalysedQuery, analyse
-from storage.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
+from storage.query.analysis import AnalysedQuery, analyse
+from storage.query.filters import Filters
+from storage.reads.catalog_view import CatalogView
+from storage.reads.chat_meta import ConversationMeta, chat_hit
+from storage.reads.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
 from storage.search import shown
 from storage.search.fusion import SHIPPED, Fused, Fusion, chat_boost, rrf, window_boost
 from storage.search.legs import LEG_DEPTH, VECTOR_OVERFETCH, Legs, keyword_leg, member_window_leg, vector_leg
@@ -39,8 +40,8 @@ _WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pastchats-vecto
 # (bench/quality ranks `search_units(limit=100)`); 200 read twice the documents for chats ranked below
 # anything shown.
 SEARCH_DEPTH = LEG_DEPTH
-# The scan's threads beside the keyword leg. One thread (leaving the keyword leg a core) lost to two once
-# the float16 rows were read by `pread`, at load 3.7-8 (`bench/search_phases.py --only threads`).
+# The scan's threads beside the keyword leg: two beat one (which left the keyword leg a core) once the
+# float16 rows were read by `pread`, measured at load 3.7-8.
 HYBRID_SCAN_THREADS = SCAN_THREADS
 
 
@@ -57,8 +58,9 @@ class Ranking:
 
 
 class SearchEngine:
-    def __init__(self, store: LanceStore, keywords: KeywordIndex, embedder: Embedder | None):
+    def __init__(self, store: LanceStore, keywords: KeywordIndex, embedder: Embedder | None, chats: CatalogView):
         self.store = store
+        self.chats = chats  # what results show of each chat: the catalog, never LanceDB
         self.keywords = keywords
         self.embedder = embedder
         # Chats a delete committed to whose rows may still be indexed (`Library` sets it): never shown.
@@ -142,7 +144,7 @@ class SearchEngine:
                 unnamed.setdefault(units[cid].conversation_id, []).append((units[cid].first_index,) * 2)
         named = {
             (chat, message.index): (message.id,)
-            for chat, messages in (self.store.message_windows(unnamed) if unnamed else {}).items()
+            for chat, messages in (self.chats.message_windows(unnamed) if unnamed else {}).items()
             for message in messages
         }
         ranked = []
@@ -171,7 +173,7 @@ class SearchEngine:
         order = strongest_first((cid, strengths[cid]) for cid in in_chat)
         chosen = order[:max_results]
         others = [cid for cid in order[max_results:] if strengths[cid] == "strong"][:MORE_CHATS]
-        metas = self.store.metas(chosen + others)
+        metas = self.chats.metas(chosen + others)
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
         verdicts = {cid: ranking.evidence.get(cid, none).verdict(ranking.weights) for cid in chosen}
         chats = self._shown(chosen, metas, in_chat, ranking, verdicts)
@@ -209,8 +211,8 @@ class SearchEngine:
         """The chosen chats as results show them: each chat's best units widened to a question and its
         answer, read in one pass over the store."""
         by_chat = {cid: shown.shown_units(in_chat[cid], ranking.units, ranking.direct) for cid in chosen}
-        messages = self.store.message_windows({cid: shown.reach(metas[cid], by_chat[cid]) for cid in chosen})
-        spans = self.store.message_spans(chosen)
+        messages = self.chats.message_windows({cid: shown.reach(metas[cid], by_chat[cid]) for cid in chosen})
+        spans = self.chats.message_spans(chosen)
         chats = []
         for cid in chosen:
             by_index = {m.index: m for m in messages.get(cid, [])}

@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from storage.stores.lance_store import UnitHit
-from storage.units import message_chunk_id
+from storage.units.windows import message_chunk_id
 
 SCORE = itemgetter(1)  # of a (chunk id, score) pair: the sort key of every fused list (a lambda's calls cost more)
 
@@ -39,7 +39,7 @@ class Fusion:
     # LoCoMo R@5 / R@10 64.2 / 76.2 -> 65.7 / 76.9 (0.6 buried LoCoMo answers: R@10 75.6).
     keyword_coverage: float = 0.4
     # Each message gains this share of the fused score of the best exchange window holding it
-    # (`storage.units`); 0 = windows are not searched. LoCoMo R@5 65.6 -> 69.0, R@10 77.0 -> 79.2,
+    # (`storage.units.windows`); 0 = windows are not searched. LoCoMo R@5 65.6 -> 69.0, R@10 77.0 -> 79.2,
     # session R@5 87.3 -> 88.1 (1.0: 68.0 / 78.5).
     window_weight: float = 0.7
 

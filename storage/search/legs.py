@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from storage.chunking import ChunkOptions
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor
-from storage.filters import Filters
-from storage.query import AnalysedQuery
+from storage.query.analysis import AnalysedQuery
+from storage.query.filters import Filters
 from storage.search.fusion import WINDOW_SIMILARITY_POWER, WINDOW_VECTOR_WEIGHT, Fusion, Leg, relative_similarity
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import UnitHit
-from storage.units import MESSAGE, WINDOW, kind_of
+from storage.units.passages import ChunkOptions
+from storage.units.windows import MESSAGE, WINDOW, kind_of
 
 LEG_DEPTH = 100  # candidates each leg contributes to the fusion
 # The vector leg ranks messages and windows at once; with windows it reads this many times deeper, so

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from storage.hits import ConversationMeta, shown
 from storage.models import Message
-from storage.results import Match
+from storage.reads.chat_meta import ConversationMeta, shown
+from storage.reads.results import Match
 from storage.stores.lance_store import UnitHit
 
 MATCHES_PER_CHAT = 3

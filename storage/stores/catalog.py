@@ -30,16 +30,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from storage.errors import StoreError
-from storage.recent import PREVIEW_HEAD, PREVIEW_TAIL, StoreStats, preview_spans, recent_page, store_stats
+from storage.reads.listing import PREVIEW_HEAD, PREVIEW_TAIL, preview_spans
 from storage.redaction import redaction_counts
-from storage.store_meta import refuse_newer
 from storage.times import naive_utc
+from storage.upkeep.store_meta import refuse_newer
 
 if TYPE_CHECKING:  # the pydantic models are imported where used: `stats` needs none (start-up speed)
-    from storage.filters import Filters
-    from storage.hits import ConversationMeta
     from storage.models import Conversation, Message
-    from storage.results import ChatPage, RecentResult
+    from storage.query.filters import Filters
+    from storage.reads.chat_meta import ConversationMeta
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +166,7 @@ def deleting(home: Path) -> bool:
     the tables the catalog matches, and opening the store finishes it."""
     if not (home / JOURNAL).exists():  # the usual case: no write under way
         return False
-    from storage.journal import load_journal
+    from storage.writing.journal import load_journal
 
     return bool(load_journal(str(home / JOURNAL))["deleting"])
 
@@ -313,25 +312,6 @@ class Catalog:
         with closing(connection):
             yield cls(home, connection, model)
 
-    def recent(
-        self,
-        *,
-        n: int = 3,
-        sort_order: Literal["asc", "desc"] = "desc",
-        before: datetime | None = None,
-        after: datetime | None = None,
-        project: str | None = None,
-        source: str | None = None,
-    ) -> RecentResult:
-        """As `Library.recent`."""
-        return recent_page(
-            self, n=n, sort_order=sort_order, before=before, after=after, project=project, source_name=source
-        )
-
-    def stats(self) -> StoreStats:
-        """As `Library.stats`."""
-        return store_stats(self, self.home, self.model_name)
-
     # ---- totals --------------------------------------------------------------------------------
 
     def counts(self, ids: Sequence[str] | None = None) -> tuple[int, int, int]:
@@ -423,7 +403,7 @@ class Catalog:
     def time_page(
         self, filters: Filters, n: int, sort_order: Literal["asc", "desc"]
     ) -> tuple[list[tuple[datetime, str]], bool]:
-        """`storage.recent.page_by_time` of `timeline(filters)`, read from the timeline index: the first
+        """`storage.reads.listing.page_by_time` of `timeline(filters)`, read from the timeline index: the first
         `n` chats by (updated, id), then the rest of the last one's `updated`, and whether more follow."""
         clauses, args = self._where(filters)
         order = "DESC" if sort_order == "desc" else "ASC"
@@ -517,12 +497,6 @@ class Catalog:
         found = [int(m[1]) for m in self._messages(conversation_id) if m[0] == message_id]
         return found[0] if found else None
 
-    def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
-        """As `Library.read_chat` (`storage.reading.read_chat` on this catalog)."""
-        from storage.reading import read_chat
-
-        return read_chat(self, uri, offset=offset, limit=limit, around=around)
-
     def conversation(self, conversation_id: str) -> Conversation | None:
         """The whole chat, or None."""
         return next(self._conversations([conversation_id]), None)
@@ -531,7 +505,7 @@ class Catalog:
         self, *, project: str | None = None, source: str | None = None, ids: list[str] | None = None
     ) -> Iterator[Conversation]:
         """As `Library.iter_conversations`: in id order, streamed a batch at a time."""
-        from storage.filters import Filters
+        from storage.query.filters import Filters
 
         clauses, args = self._where(Filters(project=project, source=source))
         found = sorted(row[0] for row in self._db.execute(f"SELECT id FROM chats{clauses}", args))
@@ -565,7 +539,7 @@ def _marks(batch: Sequence[object]) -> str:
 
 
 def _meta(row: sqlite3.Row) -> ConversationMeta:
-    from storage.hits import ConversationMeta
+    from storage.reads.chat_meta import ConversationMeta
 
     times = {"created_at": _time(row["created"]), "updated_at": _time(row["updated"])}
     return ConversationMeta.from_row({**dict(row), **times})

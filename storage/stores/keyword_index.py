@@ -1,6 +1,6 @@
 """The Tantivy BM25 index over chunk text: derived from LanceDB, rebuildable at any time.
 
-Queries are built from analysed tokens (`storage.query`), never parsed from user text.
+Queries are built from analysed tokens (`storage.query.analysis`), never parsed from user text.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import Any
 
 import tantivy
 
-from storage.filters import Filters
-from storage.query import AnalysedQuery
+from storage.query.analysis import AnalysedQuery
+from storage.query.filters import Filters
 from storage.stores.lance_store import UnitHit
 from storage.times import naive_utc
-from storage.units import MESSAGE
+from storage.units.windows import MESSAGE
 
 SCHEMA_VERSION = "5"  # 4: a `kind` field (message, window, chat); 5: `tool` (the passage is tool output)
 TITLE_BOOST = 0.5

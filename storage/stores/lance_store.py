@@ -26,17 +26,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import TypeAdapter
 
-from storage.chunking import NO_EMBEDDING, Chunk
 from storage.embedding.embedder import Vectors
 from storage.errors import StoreDamaged
-from storage.filters import Filters, sql_in, sql_string
-from storage.hits import ConversationMeta
-from storage.locks import Readers
 from storage.models import Conversation, Message
-from storage.stores.catalog import Catalog
+from storage.query.filters import Filters, sql_in, sql_string
 from storage.stores.vector_matrix import META_COLUMNS as MATRIX_COLUMNS
 from storage.stores.vector_matrix import SCAN_THREADS, VectorMatrix
 from storage.times import naive_utc
+from storage.units.passages import NO_EMBEDDING, Chunk
+from storage.writing.locks import Readers
 
 # How a message is read from and written to its chat's `messages_json` (`Message` is a dataclass).
 MESSAGE = TypeAdapter(Message)
@@ -47,9 +45,10 @@ TIMESTAMP = pa.timestamp("us")
 # While any reader is mid-read (`Readers`), an old version's files are deleted only once a newer
 # version has existed for this long. A query reads the version that was newest when it began, to its
 # end, whatever is committed meanwhile; under load one query took well over 5 s, so a reader lost a
-# file to cleanup mid-read (`bench/read_stress.py` reproduces it). No query takes minutes; and a read that still
-# loses a file is retried once at the newest version (`_survives_cleanup`), whose files no cleanup
-# deletes. With no reader at all, every version but the newest goes at once.
+# file to cleanup mid-read (`bench/performance/read_stress.py` reproduces it). No query takes
+# minutes; and a read that still loses a file is retried once at the newest version
+# (`_survives_cleanup`), whose files no cleanup deletes. With no reader at all, every version but
+# the newest goes at once.
 CLEANUP_GRACE = timedelta(minutes=10)
 # LanceDB measures a version's age from its own clock reading, taken a moment after ours: versions this
 # close to the cut are kept for the next cleanup rather than risk deleting one superseded too recently.
@@ -136,7 +135,7 @@ def _conversation_schema() -> pa.Schema:
 
 
 # The rows that have a vector: not awaiting their embedding, and not kept for keyword search only
-# (tool output, acknowledgements: `storage.chunking.embeds`).
+# (tool output, acknowledgements: `storage.units.passages.embeds`).
 VECTOR_ROWS = f"NOT pending AND embed_key != {sql_string(NO_EMBEDDING)}"
 
 
@@ -258,10 +257,9 @@ class LanceStore:
     Vector search is exact: over the memory-mapped matrix when there is one (milliseconds), else over
     LanceDB's own flat scan. No ANN index is built: LanceDB's reached only ~0.9 recall@10 here.
 
-    What a search shows of its chats (`metas`, `message_windows`, `message_spans`) comes from the
-    store's read model (`storage.stores.catalog`). LanceDB is imported and its tables opened on first use,
-    not here: while the vector matrix is current, reads never need it, and it costs ~1.3 s of CPU to import
-    and ~95 MB of memory to hold.
+    What a search shows of its chats comes from the catalog (`storage.reads.catalog_view`), never from
+    here. LanceDB is imported and its tables opened on first use, not here: while the vector matrix is
+    current, reads never need it, and it costs ~1.3 s of CPU to import and ~95 MB of memory to hold.
     """
 
     def __init__(self, path: Path, dim: int, matrix_dir: Path | None = None):
@@ -276,8 +274,6 @@ class LanceStore:
         # was missing): the library restores both before anything is derived from them.
         self.damaged: dict[str, str] = {}
         self.created: set[str] = set()
-        # A private catalog this process reads instead of the store's (`catalog.build_private`), if any.
-        self.catalog_file: Path | None = None
 
     @property
     def lance_opened(self) -> bool:
@@ -429,22 +425,6 @@ class LanceStore:
         query = self.chunks.search().where(VECTOR_ROWS).select([*MATRIX_COLUMNS, "vector"]).limit(None)
         schema = pa.schema([_chunk_schema(self.dim).field(name) for name in MATRIX_COLUMNS])
         return self.matrix.build(query.to_batches(8192), version, schema)
-
-    # ---- what a search shows of its chats: from the read model, never LanceDB -----------------
-
-    def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
-        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
-            return chats.metas(ids)
-
-    def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
-        """Messages in index ranges of several chats, in one read; each chat's messages in order."""
-        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
-            return chats.message_windows(windows)
-
-    def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
-        """(first, last) message time of each chat that has message times at all."""
-        with Catalog.open(self.path.parent, file=self.catalog_file) as chats:
-            return chats.message_spans(ids)
 
     # ---- reads (writers, and the vector leg without a current matrix) ---------------------------
 
@@ -647,7 +627,7 @@ class LanceStore:
         *,
         fresh: bool = False,
     ) -> None:
-        """Upsert one slice of a long chat's chunks (`storage.ingest`); `drop_other_versions` ends it. A chat
+        """Upsert one slice of a long chat's chunks (`storage.writing.ingest`); `drop_other_versions` ends it. A chat
         with no chunk stored yet (`fresh`) has its slices appended: no join against every stored chunk."""
         self.matrix.note_changes([conversation.id])
         table = self._chunk_table([conversation], chunks, vectors, {conversation.id: version}, pending)

@@ -44,10 +44,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from storage import idle_release
 from storage.embedding.embedder import Vectors
-from storage.filters import Filters
+from storage.query.filters import Filters
 from storage.times import naive_utc
+from storage.upkeep import idle_release
 
 # simsimd's threaded scans run on its own OpenMP runtime (a bundled libgomp), whose worker threads by
 # default spin for a while after each scan: ~5 ms of a core per search (tests/storage/test_scan_idle.py),

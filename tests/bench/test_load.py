@@ -1,4 +1,4 @@
-"""`bench.load` end to end on a tiny store: real server over HTTP, real clients, a concurrent import."""
+"""`bench.performance.load` end to end on a tiny store: real server over HTTP, real clients, a concurrent import."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.load import main
+from bench.performance.load import main
 
 pytestmark = pytest.mark.integration
 

@@ -1,13 +1,13 @@
-"""The public store builder of `bench.perf`: realistic shape, and a store the real server opens as is."""
+"""The public store builder of `bench.performance.perf`: realistic shape, and a store the real server opens as is."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bench.perf import main
-from bench.perf_build import ClaimingHashEmbedder
-from bench.perf_corpus import CorpusWriter
-from bench.perf_run import measure_cli
+from bench.corpus.synthetic import CorpusWriter
+from bench.performance.perf import main
+from bench.performance.perf_build import ClaimingHashEmbedder
+from bench.performance.perf_run import measure_cli
 from storage.library import Library
 
 

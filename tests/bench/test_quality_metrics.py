@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.embed_cache import CachingEmbedder
+from bench.quality.embed_cache import CachingEmbedder
 from bench.quality.locomo import normalise_evidence, parse_date, session_of
 from bench.quality.longmemeval import parse_date as lme_date
 from bench.quality.metrics import (

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from bench.embed_cache import CachingEmbedder
 from bench.quality.cli import main, run_quality
+from bench.quality.embed_cache import CachingEmbedder
 from bench.quality.longmemeval import load_longmemeval
 from storage.embedding.embedder import HashEmbedder
 

@@ -14,7 +14,7 @@ import pytest
 from importers.base import Importer, ImportReport
 from importers.registry import without_opted_out
 from importers.sources.report import SourceSummary
-from server.importing import import_source, summary_text
+from server.services.importing import import_source, summary_text
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.models import Conversation

@@ -26,7 +26,7 @@ def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     def open_library(settings: Settings, **_: object) -> Library:
         return Library.open(settings.home, embedder=HashEmbedder())
 
-    monkeypatch.setattr("server.wiring.open_library", open_library)
+    monkeypatch.setattr("server.services.opening.open_library", open_library)
 
 
 def run(home: Path, *args: str) -> Result:

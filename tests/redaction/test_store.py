@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from server.cli import cli
 from storage.library import Library
 from storage.redaction import Redaction
-from storage.store_meta import STORE_FORMAT
+from storage.upkeep.store_meta import STORE_FORMAT
 from tests.redaction.secrets import SECRETS, in_context
 from tests.storage.helpers import conversation, set_format
 from tests.tools.helpers import call, server_for, text_of
@@ -221,7 +221,7 @@ def test_the_archive_keeps_agent_logs_as_written_and_reindex_redacts_as_import_d
 
 def test_chats_set_aside_before_redaction_are_redacted_with_the_store(tmp_path: Path) -> None:
     from storage.embedding.embedder import HashEmbedder
-    from storage.quarantine import Quarantine
+    from storage.writing.quarantine import Quarantine
 
     secret = dict(SECRETS)["gitlab-pat"]
     home = tmp_path / "store"

@@ -13,7 +13,8 @@ from mcp import Client
 
 from server.app import SERVING_GC_THRESHOLD, build_server
 from server.settings import Settings
-from storage.library import Library, StoreError
+from storage.errors import StoreError
+from storage.library import Library
 from tests.tools.helpers import block_uris, chat, library_with, server_for, text_of
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ from server.app import build_server
 from server.settings import Settings
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
-from storage.units import WINDOW
+from storage.units.windows import WINDOW
 from tests.storage.helpers import conversation
 from tests.storage.test_derived_windows import expected, rows
 

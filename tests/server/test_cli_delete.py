@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 
 from importers.sources.sync_state import SyncState
 from server.cli import cli
-from storage.filters import Filters
 from storage.library import Library
+from storage.query.filters import Filters
 from storage.stores.catalog import Catalog
 from tests.importers.sources.agent_home import CODEX, SHOP, SHOP_FILE, make_agent_home
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from server.cli import cli
 from storage.library import Library
-from storage.locks import WriteLock
+from storage.writing.locks import WriteLock
 from tests.storage.helpers import conversation
 
 CHATS = [

@@ -15,10 +15,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from bench.agent_writes import CHAT_IDS, append_exchange, make_agent_home
-from server.watching import TAKEOVER_POLL, watch_status
-from storage.health import inspect
+from bench.corpus.agent_writes import CHAT_IDS, append_exchange, make_agent_home
+from server.services.sync.watching import TAKEOVER_POLL, watch_status
 from storage.library import Library
+from storage.upkeep.health import inspect
 from tests.tools.helpers import block_uris, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]

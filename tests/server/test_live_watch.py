@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from bench.agent_writes import CHAT_IDS, append_exchange, make_agent_home
+from bench.corpus.agent_writes import CHAT_IDS, append_exchange, make_agent_home
 from importers.sources.report import SyncReport
 from server.cli.common import stats_text
-from server.doctor import check_watcher
+from server.services.doctor import check_watcher
+from server.services.sync.watching import TAKEOVER_POLL, Watcher, watch_status
 from server.settings import Settings
-from server.watching import TAKEOVER_POLL, Watcher, watch_status
 from storage.embedding.embedder import HashEmbedder
-from storage.library import Library, NotFound
+from storage.errors import NotFound
+from storage.library import Library
 
 LIVE_BUDGET = 5.0  # seconds from an append to the text being keyword-searchable
 

@@ -49,7 +49,7 @@ def test_the_install_constraints_are_the_lock() -> None:
 def test_doctor_reads_the_locked_versions_and_finds_none_drifted_here() -> None:
     """This environment is `uv sync --frozen`'s, so nothing differs from the lock; a version that differs
     is named with the one tested."""
-    from server.versions import drift, locked_versions
+    from server.services.versions import drift, locked_versions
 
     assert locked_versions()["lancedb"]
     assert locked_versions()["pydantic-core"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from server.progress import PlainProgress, eta_text, progress
+from server.services.progress import PlainProgress, eta_text, progress
 
 
 def test_a_plain_stream_gets_periodic_lines_with_done_total_share_and_eta() -> None:

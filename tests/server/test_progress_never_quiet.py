@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from importers.registry import read
-from server.embedding import embed_with_progress
-from server.importing import progress_reporter
+from server.services.embedding import embed_with_progress
+from server.services.importing import progress_reporter
 from server.settings import derived_models_dir
 from storage.library import Library
 from tests.conftest import CORPUS

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from server import wiring
 from server.app import build_server
+from server.services.opening import open_store
 from server.settings import Settings
 from storage.embedding.embedder import Embedder, FastEmbedder, HashEmbedder
 from storage.library import Library
@@ -111,11 +111,11 @@ def test_a_server_on_a_current_store_searches_without_lancedb_and_still_finds_ch
 
         # Another process writes a chat (its catalog row with it, as every write does) and leaves its
         # passages to the change log (no matrix rebuild yet).
-        with real_store._writing(timeout=10):
+        with real_store.writing(timeout=10):
             versions = {LATE.id: LATE.fingerprint()}
             real_store.lock.begin([LATE.id])
             real_store.store.write_conversations([LATE], versions)
-            real_store._ingestor().derive([LATE], versions)
+            real_store.ingestor().derive([LATE], versions)
             real_store.lock.done([LATE.id])
         assert real_store.store.matrix.needs_build(int(real_store.store.chunks.version)) is False
 
@@ -212,7 +212,7 @@ async def test_a_running_server_follows_the_store_to_the_model_it_was_re_embedde
         return HashEmbedder(32) if name == HashEmbedder(32).model_name else FastEmbedder(name, model_cache_dir)
 
     def serving(settings: Settings) -> Library:
-        library = wiring.open_for_serving(settings)  # the server's own path, with the real model
+        library = open_store(settings, "search")  # the server's own path, with the real model
         library.follow_store_model(load)
         return library
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from server.cli import cli
-from server.setup_clients import default_config_path, write_entry
+from server.services.setup_clients import default_config_path, write_entry
 
 CLIENTS = ["claude-desktop", "claude-code", "cursor", "vscode"]
 SERVERS_KEY = {"claude-desktop": "mcpServers", "claude-code": "mcpServers", "cursor": "mcpServers", "vscode": "servers"}

@@ -10,7 +10,8 @@ from click.testing import CliRunner, Result
 
 from server.cli import cli
 from storage.embedding.embedder import HashEmbedder
-from storage.library import STORE_FORMAT, Library
+from storage.library import Library
+from storage.upkeep.store_meta import STORE_FORMAT
 from tests.storage.helpers import CHATS_FOR_FORMAT as CHATS
 from tests.storage.helpers import older_store, set_format
 

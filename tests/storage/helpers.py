@@ -11,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from storage.embedding.embedder import HashEmbedder
-from storage.library import STORE_FORMAT, Library
+from storage.library import Library
 from storage.models import Conversation, Message
+from storage.upkeep.store_meta import STORE_FORMAT
 
 BASE = datetime(2025, 1, 1, tzinfo=UTC)
 

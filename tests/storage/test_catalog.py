@@ -18,6 +18,7 @@ import pytest
 from importers.sources.privacy import delete, forget
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
+from storage.reads.listing import store_stats
 from storage.stores.catalog import FILE, Catalog
 from tests.storage.helpers import conversation
 from tests.storage.test_crash_and_concurrency import start_writer, write_source
@@ -66,10 +67,13 @@ def stats_json(source: Any) -> str:
 
 
 def assert_same(home: Path, library: Library) -> None:
+    """A reader that only reads the catalog (as `pastchats stats` and `recent` open the store when
+    nothing needs repair) answers as the library that wrote it."""
     with Catalog.read(home, library.model_name) as catalog:
         assert catalog is not None, "the catalog should reflect the store"
-        assert stats_json(catalog) == stats_json(library)
-        assert answers(catalog) == answers(library)
+    reader = Library.open(home, model_name=library.model_name, load_model=False, heal=False)
+    assert stats_json(reader) == stats_json(library)
+    assert answers(reader) == answers(library)
 
 
 def open_library(home: Path) -> Library:
@@ -138,7 +142,9 @@ def test_a_killed_writer_leaves_a_catalog_that_is_either_current_or_unused(tmp_p
 
     with Catalog.read(home, library.model_name) as catalog:
         if catalog is not None:  # killed before its first commit: the catalog still tells the truth
-            assert stats_json(catalog) == stats_json(library)
+            assert json.dumps(dataclasses.asdict(store_stats(catalog, home, library.model_name)), default=str) == (
+                stats_json(library)
+            )
     reader = Library.open(home, load_model=False)  # reads as it is, without the model: nothing repaired
     assert reader.lock.pending(), "the killed write is still in the journal"
     assert_same(home, reader)
@@ -150,7 +156,7 @@ def test_a_killed_writer_leaves_a_catalog_that_is_either_current_or_unused(tmp_p
 @pytest.mark.parametrize("newer", [True, False])
 def test_a_store_from_a_newer_pastchats_is_refused_by_the_catalog_too(tmp_path: Path, newer: bool) -> None:
     from storage.errors import StoreTooNew
-    from storage.library import STORE_FORMAT
+    from storage.upkeep.store_meta import STORE_FORMAT
 
     home = tmp_path / "store"
     open_library(home).import_conversations(chats())
@@ -200,8 +206,8 @@ def test_listing_chats_by_time_reads_an_index_not_the_rows_that_hold_every_chats
 
 
 def test_a_page_by_time_read_from_the_index_is_the_page_the_whole_timeline_gives(tmp_path: Path) -> None:
-    from storage.filters import Filters
-    from storage.recent import page_by_time
+    from storage.query.filters import Filters
+    from storage.reads.listing import page_by_time
 
     home = tmp_path / "store"
     library = open_library(home)
@@ -224,7 +230,7 @@ def test_a_page_by_time_read_from_the_index_is_the_page_the_whole_timeline_gives
 
 
 def test_a_reader_shows_an_imports_chats_batch_by_batch_before_the_import_ends(tmp_path: Path) -> None:
-    from storage.ingest import BATCH_CONVERSATIONS
+    from storage.writing.ingest import BATCH_CONVERSATIONS
 
     home = tmp_path / "store"
     Library.open(home, embedder=HashEmbedder()).import_conversations([conversation("old", ["already here"])])

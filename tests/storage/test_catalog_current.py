@@ -11,19 +11,23 @@ import pytest
 
 from importers.sources.privacy import delete, forget
 from server.cli.common import stats_text
-from storage.defaults import DEFAULT_MODEL
 from storage.embedding.embedder import HashEmbedder
+from storage.embedding.model_files import DEFAULT_MODEL
 from storage.library import Library
-from storage.store_meta import store_model
 from storage.stores.catalog import FILE, Catalog
+from storage.upkeep.store_meta import store_model
 from tests.storage.helpers import conversation
 from tests.storage.test_catalog import chats
 
 
 def lean_text(home: Path, model: str | None = None) -> str | None:
-    """What `stats` prints from the catalog, naming the model as the settings do (`Settings.model_name`)."""
-    with Catalog.read(home, model or store_model(home) or DEFAULT_MODEL) as catalog:
-        return None if catalog is None else stats_text(catalog, as_json=False)
+    """What `stats` prints from the catalog alone (None when it is not current), naming the model as the
+    settings do (`Settings.model_name`)."""
+    name = model or store_model(home) or DEFAULT_MODEL
+    with Catalog.read(home, name) as catalog:
+        if catalog is None:
+            return None
+    return stats_text(Library.open(home, model_name=name, load_model=False, heal=False), as_json=False)
 
 
 def open_library(home: Path) -> Library:

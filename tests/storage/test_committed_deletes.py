@@ -11,10 +11,10 @@ import pytest
 
 from storage.embedding.embedder import HashEmbedder
 from storage.errors import NotFound
-from storage.journal import DeletedWatch
 from storage.library import Library
-from storage.locks import WriteLock
 from storage.stores.catalog import open_current
+from storage.writing.journal import DeletedWatch
+from storage.writing.locks import WriteLock
 from tests.tools.helpers import BASE, chat
 
 CHATS = [

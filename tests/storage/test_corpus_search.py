@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pytest
 
 from storage.library import Library
-from storage.results import ChatHit, SearchMode, SearchResult
+from storage.reads.results import ChatHit, SearchMode, SearchResult
 from tests.conftest import CORPUS
 from tests.conftest import CORPUS_CHATS as CHAT_COUNT
 

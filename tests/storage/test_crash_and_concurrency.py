@@ -47,7 +47,7 @@ def assert_consistent(library: Library) -> None:
     for row in chunks:
         chunk_versions.setdefault(row["conversation_id"], set()).add(row["version"])
     truth = store.versions(conversation_ids)
-    metas = store.metas(conversation_ids)  # the read model
+    metas = library.chats.metas(conversation_ids)  # the read model
     assert set(metas) == set(conversation_ids), "the catalog out of step"
     for cid, meta in metas.items():
         assert meta.version == truth[cid], f"{cid}: the catalog out of step"

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage.chunking import DEFAULT_OPTIONS, NO_EMBEDDING, ChunkOptions, chunk_conversation
 from storage.embedding.embedder import HashEmbedder, Vectors
-from storage.ingest import mean_vector
 from storage.library import Library
-from storage.units import MESSAGE, WINDOW
+from storage.units.passages import DEFAULT_OPTIONS, NO_EMBEDDING, ChunkOptions, chunk_conversation
+from storage.units.windows import MESSAGE, WINDOW
+from storage.writing.ingest import mean_vector
 from tests.storage.helpers import conversation
 from tests.storage.test_keyword_only_passages import DEBUG, RecordingEmbedder
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from storage.defaults import DEFAULT_MODEL
 from storage.embedding.embedder import MAX_EMBED_CHARS, EmbedderUnavailable, FastEmbedder, ModelTurns
+from storage.embedding.model_files import DEFAULT_MODEL
 
 TEXTS = [
     "Assistant: " + "The reverse proxy forwards requests to the media server on port 8096. " * 12,
@@ -165,7 +165,7 @@ def test_a_model_missing_from_the_cache_or_incomplete_there_is_reported_not_inst
 
 
 def test_progress_reading_the_run_count_leaves_queries_their_turn(model_cache_dir: Path) -> None:
-    # Progress reads how many documents have run while a call embeds them (as `server.progress`'s
+    # Progress reads how many documents have run while a call embeds them (as `server.services.progress`'s
     # ticker does): the count moves batch by batch, and a query still waits for one batch at most.
     model = FastEmbedder(cache_dir=model_cache_dir, batch_size=2)
     texts = [f"{i}: {TEXTS[0]}" for i in range(16)]

@@ -8,7 +8,7 @@ import re
 import sys
 
 from storage.evidence import _FOLDS_BEYOND_LOWER, TermWeights
-from storage.query import analyse
+from storage.query.analysis import analyse
 
 TEXTS = [
     "The proxy was set up behind nginx; proxies rotate weekly.",

@@ -9,13 +9,13 @@ import pytest
 
 from importers import registry
 from storage.embedding.embedder import HashEmbedder
-from storage.export import export
 from storage.library import Library
 from storage.models import Conversation, Message
+from storage.reads.export import export
 from tests.importers.sources.agent_home import make_agent_home
 
 if TYPE_CHECKING:
-    from storage.export import ExportFormat
+    from storage.reads.export import ExportFormat
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "chats.jsonl"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from storage.idle_release import IdleRelease
+from storage.upkeep.idle_release import IdleRelease
 
 
 def test_a_run_of_searches_is_followed_by_one_release_after_the_pause() -> None:

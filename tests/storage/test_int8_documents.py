@@ -9,10 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from storage.defaults import DEFAULT_MODEL
 from storage.embedding import int8_model
 from storage.embedding.embedder import FastEmbedder
-from storage.embedding.model_files import describe, installed_path
+from storage.embedding.model_files import DEFAULT_MODEL, describe, installed_path
 from tests.conftest import CORPUS
 
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from storage.filters import Filters
-from storage.query import analyse
+from storage.query.analysis import analyse
+from storage.query.filters import Filters
 from storage.stores.keyword_index import KeywordIndex
 
 

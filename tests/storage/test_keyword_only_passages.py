@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from storage.chunking import NO_EMBEDDING, ChunkOptions, chunk_conversation, embeds, is_trivial
 from storage.embedding.embedder import HashEmbedder, Vectors
 from storage.library import Library
 from storage.models import Conversation, Message, Role
 from storage.search import SHIPPED
-from storage.units import WINDOW
+from storage.units.passages import NO_EMBEDDING, ChunkOptions, chunk_conversation, embeds, is_trivial
+from storage.units.windows import WINDOW
 
 BASE = datetime(2025, 3, 1, tzinfo=UTC)
 LOG = "\n".join(f"12:0{i}:33 ERROR pool exhausted ticket=QX-{4711 + i} retry in 30s" for i in range(8))

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from storage.embedding.embedder import HashEmbedder
-from storage.library import Library, NotFound, UnknownMessage, UnknownProject
+from storage.errors import NotFound, UnknownMessage, UnknownProject
+from storage.library import Library
 from tests.storage.helpers import BASE, conversation
 
 

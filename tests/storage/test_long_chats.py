@@ -1,5 +1,5 @@
 """A chat of any length is indexed within a fixed memory budget: its passages are derived and written in
-slices (`storage.ingest.SLICE_CHUNKS`), with the same rows an ordinary chat gets, and a write cut off
+slices (`storage.writing.ingest.SLICE_CHUNKS`), with the same rows an ordinary chat gets, and a write cut off
 between slices is finished by the next writer without blocking any later import."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import storage.ingest as ingest
+import storage.writing.ingest as ingest
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tests.storage.helpers import conversation

@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from storage.embedding.embedder import HashEmbedder
-from storage.library import STORE_FORMAT, Library
+from storage.library import Library
 from storage.models import Conversation, Message
+from storage.upkeep.store_meta import STORE_FORMAT
 
 MAY = (datetime(2025, 5, 1, tzinfo=UTC), datetime(2025, 6, 1, tzinfo=UTC))
 OCTOBER = (datetime(2025, 10, 1, tzinfo=UTC), datetime(2025, 11, 1, tzinfo=UTC))

@@ -137,7 +137,7 @@ def test_an_embedding_run_counts_only_its_own_work_and_finds_chats_written_betwe
     late = conversation("late", ["a chat imported while the run was going", "found all the same"])
 
     def meanwhile(done: int, total: int) -> None:
-        if not other.store.metas([late.id]):  # once
+        if not other.chats.metas([late.id]):  # once
             other.import_conversations([late], embed=False)  # new, waiting: this run must embed it too
             grown = conversation("proxy", ["nginx reverse proxy for jellyfin", "use proxy_pass to port 8096", "done"])
             other.import_conversations([grown])  # embedded there: no longer this run's to embed

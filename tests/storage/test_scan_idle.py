@@ -17,7 +17,7 @@ CHILD = """
 import statistics, sys, time
 from pathlib import Path
 import numpy as np
-from storage.filters import Filters
+from storage.query.filters import Filters
 from tests.storage.test_vector_matrix import synthetic_matrix
 
 snapshot = synthetic_matrix(Path(sys.argv[1]), 20_000, 384, seed=3).snapshot()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from storage.filters import Filters
 from storage.library import Library
+from storage.query.filters import Filters
 from storage.stores.lance_store import HIT_COLUMNS, _unit_hit
 from tests.storage.helpers import BASE
 from tests.storage.test_vector_matrix import library, synthetic_matrix  # noqa: F401 - the fixture

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from storage.embedding.embedder import HashEmbedder
-from storage.ingest import MESSAGE_CHARS
-from storage.library import RESTORING, Library
-from storage.locks import Readers
+from storage.library import Library
+from storage.upkeep.healing import RESTORING
+from storage.writing.ingest import MESSAGE_CHARS
+from storage.writing.locks import Readers
 from tests.storage.helpers import conversation
 
 CHATS = [

@@ -6,13 +6,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from storage.chunking import ChunkOptions, chunk_conversation
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.search import SHIPPED
 from storage.search.fusion import relative_similarity
 from storage.stores.lance_store import UnitHit
-from storage.units import MESSAGE, WINDOW, kind_of, windows
+from storage.units.passages import ChunkOptions, chunk_conversation
+from storage.units.windows import MESSAGE, WINDOW, kind_of, windows
 from tests.storage.helpers import conversation
 
 QUEUE = conversation(

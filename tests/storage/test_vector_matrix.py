@@ -13,8 +13,8 @@ import pyarrow as pa
 import pytest
 
 from storage.embedding.embedder import HashEmbedder
-from storage.filters import Filters
 from storage.library import Library
+from storage.query.filters import Filters
 from storage.stores.lance_store import LanceStore, _chunk_schema
 from storage.stores.vector_matrix import MAX_CHANGES, META_COLUMNS, ROUNDING, Snapshot, VectorMatrix
 from tests.storage.helpers import BASE, conversation
@@ -103,7 +103,7 @@ def test_rows_written_after_the_build_are_found_and_deleted_ones_are_not(library
     assert built is not None
     late = conversation("late", ["zeppelin hangar blueprint", "zeppelin hangar answer"])
     with library.lock.hold():  # a write that does not rebuild the matrix, as a second process would see it
-        library._ingestor().derive([late])
+        library.ingestor().derive([late])
     library.delete(["c1"])
     assert library.store.chunks.version != built.lance_version
     assert library.store.matrix.changed_since(built) == ["c1", "late"]
@@ -119,7 +119,7 @@ def test_without_a_covering_change_log_search_falls_back_to_lancedb(library: Lib
     assert embedder is not None
     many = [conversation(f"x{i}", ["zeppelin"]) for i in range(3)]
     with library.lock.hold():
-        library._ingestor().derive(many)
+        library.ingestor().derive(many)
     log = library.store.matrix.changes_path
     log.write_text(json.dumps({**json.loads(log.read_text()), "overflow": True}))
     assert library.store.matrix_needs_build()

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage.filters import Filters
+from storage.query.filters import Filters
 from storage.stores.vector_matrix import READ_GAP, FloatRows
 from tests.storage.test_vector_matrix import synthetic_matrix
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from bench.perf_corpus import CorpusWriter, queries
+from bench.corpus.synthetic import CorpusWriter, queries
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
-from storage.results import ChatHit, ShownMessage
+from storage.reads.results import ChatHit, ShownMessage
 from tools.budget import clip_message, focus_pattern
 from tools.render import _swap_brackets, neutralise
 from tools.search_budget import LEVELS, SEPARATOR, block, fitted, share

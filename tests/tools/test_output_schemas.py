@@ -30,7 +30,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
 
 def pydantic_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The schema pydantic writes for `model` (with `$defs` and `anyOf`), from a copy without our hook."""
-    base = next(b for b in model.__mro__[1:] if issubclass(b, BaseModel) and b.__module__ == "storage.results")
+    base = next(b for b in model.__mro__[1:] if issubclass(b, BaseModel) and b.__module__ == "storage.reads.results")
     own = [name for name in model.model_fields if name not in base.model_fields]
     extra = {name: (model.model_fields[name].annotation, model.model_fields[name]) for name in own}
     plain: type[BaseModel] = create_model(model.__name__, __base__=base, **extra)  # type: ignore[call-overload]

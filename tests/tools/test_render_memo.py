@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.perf_corpus import CorpusWriter, queries
+from bench.corpus.synthetic import CorpusWriter, queries
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from tools import conversation_search

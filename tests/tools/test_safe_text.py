@@ -49,7 +49,8 @@ def strings(value: Any) -> list[str]:
 def hash_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI opens the store with the test embedder the store was made with."""
     monkeypatch.setattr(
-        "server.wiring.open_library", lambda settings, **_: Library.open(settings.home, embedder=HashEmbedder())
+        "server.services.opening.open_library",
+        lambda settings, **_: Library.open(settings.home, embedder=HashEmbedder()),
     )
     with_hash_model(monkeypatch)
 

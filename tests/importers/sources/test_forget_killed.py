@@ -18,6 +18,7 @@ from importers.sources.sync_state import SyncState
 from storage.embedding.embedder import HashEmbedder
 from storage.errors import NotFound
 from storage.library import Library
+from storage.reads.listing import recent_page
 from storage.stores.catalog import Catalog
 from tests.importers.sources.agent_home import AgentHome, make_agent_home, write_session
 from tests.storage.test_crash_and_concurrency import assert_consistent
@@ -77,7 +78,10 @@ def findable(library: Library, ids: set[str]) -> set[str]:
         before = page.next_before
     with Catalog.read(library.home) as catalog:  # what `pastchats recent` and `stats` read when current
         if catalog is not None:
-            seen |= {chat.uri for chat in catalog.recent(n=20).chats}
+            seen |= {
+                chat.uri
+                for chat in recent_page(catalog, n=20, sort_order="desc", before=None, after=None, project=None).chats
+            }
     for cid in ids:
         try:
             library.read_chat(cid)

@@ -9,7 +9,7 @@ import pytest
 
 from importers.sources.privacy import EXCLUDED, Exclusions, delete, forget, unforget
 from importers.sources.sync_state import SyncState
-from storage.library import NotFound
+from storage.errors import NotFound
 from tests.importers.sources.agent_home import (
     CODEX,
     CODEX_FILE,

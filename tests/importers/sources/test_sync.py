@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from storage.chunking import split_passages
-from storage.locks import WriteLock
+from storage.units.passages import split_passages
+from storage.writing.locks import WriteLock
 from tests.importers.sources.agent_home import (
     CODEX,
     CODEX_FILE,

@@ -436,7 +436,7 @@ def kimi_code() -> tuple[str, Writer, Neighbour]:
 def openhands(store: str, seed_id: str, state: str, state_id: str) -> tuple[str, Writer, Neighbour]:
     """OpenHands: a folder per conversation, a file per event; the neighbour is a copy of the
     conversation under an id of its own, one of its files hostile."""
-    seed = IMPORTERS / "openhands/.openhands" / store / seed_id
+    seed = IMPORTERS / ("openhands-v0" if store == "sessions" else "openhands") / ".openhands" / store / seed_id
     sessions = f".openhands/{store}"
 
     def hostile(folder: Path, data: st.DataObject) -> None:

@@ -54,7 +54,7 @@ def test_openhands_conversations_follow_the_branch_in_use_and_leave_out_what_it_
 
 
 def test_openhands_conversations_keep_what_was_said_and_done_but_not_what_it_injected(fixtures: Path, read_all) -> None:
-    conversations, report = read_all(OpenHandsV0Importer(), fixtures / "openhands" / ".openhands")
+    conversations, report = read_all(OpenHandsV0Importer(), fixtures / "openhands-v0" / ".openhands")
     chats = {c.id: c for c in conversations}
     shop = chats[SHOP]
 
@@ -102,8 +102,10 @@ def test_openhands_is_found_in_both_stores(fixtures: Path, tmp_path: Path) -> No
     store = fixtures / "openhands" / ".openhands"
     assert registry.detect(store).name == "openhands"
     assert registry.detect(store / "conversations").name == "openhands"
-    assert registry.detect(store / "sessions").name == "openhands-v0"
-    session = store / "sessions" / SHOP.split(":")[1] / "metadata.json"
+    v0_store = fixtures / "openhands-v0" / ".openhands"
+    assert registry.detect(v0_store).name == "openhands-v0"
+    assert registry.detect(v0_store / "sessions").name == "openhands-v0"
+    session = v0_store / "sessions" / SHOP.split(":")[1] / "metadata.json"
     assert registry.detect(session).name == "openhands-v0"
     assert len(OpenHandsV0Importer().context_files(session)) == 14
     state = store / "conversations" / OPS.split(":")[1] / "base_state.json"

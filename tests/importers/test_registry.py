@@ -46,10 +46,11 @@ GEMINI_SESSION = (
         ("kimi-cli/.kimi", "kimi-cli"),
         ("kimi-cli/.kimi/sessions", "kimi-cli"),
         ("openhands/.openhands", "openhands"),
+        ("openhands-v0/.openhands", "openhands-v0"),
         ("kimi-code/.kimi-code", "kimi-code"),
         ("openhands/.openhands/conversations", "openhands"),
-        ("openhands/.openhands/sessions", "openhands-v0"),
-        ("openhands/.openhands/sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7", "openhands-v0"),
+        ("openhands-v0/.openhands/sessions", "openhands-v0"),
+        ("openhands-v0/.openhands/sessions/7f3c2a1b9e8d4c6fa0b1c2d3e4f5a6b7", "openhands-v0"),
     ],
 )
 def test_registry_detects_each_format_from_its_file_or_folder(fixtures: Path, relative: str, expected: str) -> None:

@@ -26,6 +26,7 @@ def new_agents_home(home: Path) -> None:
     shutil.copytree(FIXTURES / "kimi-cli/.kimi", home / ".kimi")
     shutil.copytree(FIXTURES / "kimi-code/.kimi-code", home / ".kimi-code")
     shutil.copytree(FIXTURES / "openhands/.openhands", home / ".openhands")
+    shutil.copytree(FIXTURES / "openhands-v0/.openhands", home / ".openhands", dirs_exist_ok=True)
     for file in home.rglob("*"):  # written long ago: a last line cut off is not one being written now
         os.utime(file, (1_700_000_000, 1_700_000_000))
 

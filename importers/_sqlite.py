@@ -26,17 +26,28 @@ def is_sqlite(path: Path) -> bool:
         return False
 
 
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
 def connect(database: Path) -> sqlite3.Connection:
+    """A read-only connection; whatever the damage, failing raises sqlite3.Error (the one error the
+    importers report a database by). Text that is not UTF-8 reads with U+FFFD in place of bad bytes."""
     uri = database.resolve().as_uri() + "?mode=ro"
     try:
-        connection = sqlite3.connect(uri, uri=True, timeout=0.5)  # a lock held longer: read a snapshot
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
-    except sqlite3.OperationalError:
-        # Locked by the running agent: read the file as it is, without taking locks.
-        connection = sqlite3.connect(uri + "&immutable=1", uri=True)
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
+        try:
+            return _opened(sqlite3.connect(uri, uri=True, timeout=0.5))  # a lock held longer: read a snapshot
+        except sqlite3.OperationalError:
+            # Locked by the running agent: read the file as it is, without taking locks.
+            return _opened(sqlite3.connect(uri + "&immutable=1", uri=True))
+    except (ValueError, OverflowError, MemoryError) as exc:
+        raise sqlite3.DatabaseError(f"damaged ({exc})") from None
+
+
+def _opened(connection: sqlite3.Connection) -> sqlite3.Connection:
+    connection.text_factory = _text
+    connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    return connection
 
 
 def table_names(connection: sqlite3.Connection) -> set[str]:
@@ -77,7 +88,8 @@ def read_databases(
                 report.skip(name, f"not {what} (no {' or '.join(sorted(missing))} table)")
                 continue
             yield from read(database, name, connection)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, ValueError, OverflowError) as exc:
+            # ValueError: a value SQLite hands back that Python cannot take (an integer out of range).
             report.skip(name, f"the database could not be read to the end: {exc}")
         finally:
             connection.close()

@@ -13,9 +13,31 @@ if TYPE_CHECKING:
     from importers.base import ImportReport
     from storage.models import Conversation
 
-__all__ = ["connect", "is_sqlite", "json_value", "read_databases", "table_names"]
+__all__ = [
+    "MAX_VALUE_BYTES",
+    "Oversized",
+    "bounded_value",
+    "connect",
+    "is_sqlite",
+    "json_value",
+    "read_databases",
+    "table_names",
+]
 
 _MAGIC = b"SQLite format 3\x00"
+# The most one value of an agent's database may hold to be read (a chat's message, parts or thread,
+# decompressed too): far more than any chat writes, and small enough that reading and parsing it keeps
+# an import well within memory whatever a damaged or hostile row declares.
+MAX_VALUE_BYTES = 64 * 1024**2
+
+
+class Oversized(ValueError):
+    """A value larger than MAX_VALUE_BYTES, left unread."""
+
+    def __init__(self, size: int):
+        super().__init__(
+            f"it holds {size / 1024**2:,.0f} MB, more than the {MAX_VALUE_BYTES // 1024**2} MB a chat is read up to"
+        )
 
 
 def is_sqlite(path: Path) -> bool:
@@ -48,6 +70,21 @@ def _opened(connection: sqlite3.Connection) -> sqlite3.Connection:
     connection.text_factory = _text
     connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
     return connection
+
+
+def bounded_value(connection: sqlite3.Connection, table: str, column: str, rowid: int) -> object:
+    """One value, its size checked before it is read: TEXT and BLOB come as bytes (Oversized when larger
+    than MAX_VALUE_BYTES), anything else as SQLite gives it. A plain SELECT would load the whole value
+    first, even to measure it."""
+    try:
+        blob = connection.blobopen(table, column, rowid, readonly=True)
+    except sqlite3.OperationalError:  # NULL or a number (or a table without rowids): small, read as it is
+        row = connection.execute(f'SELECT "{column}" FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone()
+        return row[0] if row else None
+    with blob:
+        if len(blob) > MAX_VALUE_BYTES:
+            raise Oversized(len(blob))
+        return blob.read()
 
 
 def table_names(connection: sqlite3.Connection) -> set[str]:

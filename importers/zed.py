@@ -14,6 +14,7 @@ tool calls become one short line, their results another.
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import sys
@@ -39,13 +40,11 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._sqlite import is_sqlite, read_databases
+from importers._sqlite import MAX_VALUE_BYTES, Oversized, bounded_value, is_sqlite, read_databases
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
 DB_NAME = "threads.db"
-# Far more than any thread; a row claiming more is not one.
-_MAX_THREAD_BYTES = 512 * 1024**2
 
 
 def data_folder(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
@@ -95,11 +94,11 @@ def _read_database(
     created = "created_at" if "created_at" in columns else "NULL"
     folders = "folder_paths" if "folder_paths" in columns else "NULL"
     rows = connection.execute(
-        f"SELECT id, summary, updated_at, {created}, {folders}, data_type, data FROM threads ORDER BY updated_at, id"
+        f"SELECT rowid, id, summary, updated_at, {created}, {folders}, data_type FROM threads ORDER BY updated_at, id"
     )
-    for thread_id, title, updated, created_at, folder_paths, data_type, data in rows:
+    for rowid, thread_id, title, updated, created_at, folder_paths, data_type in rows:
         try:
-            thread = _thread(data_type, data)
+            thread = _thread(data_type, bounded_value(connection, "threads", "data", rowid))
             yield build_conversation(
                 id=f"zed:{thread_id}",
                 source="zed",
@@ -112,6 +111,8 @@ def _read_database(
             )
         except Unusable as exc:
             report.skip(f"{where}, thread {thread_id}", str(exc))
+        except Oversized as exc:
+            report.skip(f"{where}, thread {thread_id}", f"not read: {exc}")
         except RECORD_ERRORS as exc:
             report.skip(f"{where}, thread {thread_id}", f"malformed thread: {exc}")
 
@@ -119,10 +120,7 @@ def _read_database(
 def _thread(data_type: object, data: object) -> dict[str, Any]:
     raw = data if isinstance(data, bytes) else as_str(data).encode("utf-8")
     if data_type == "zstd":
-        try:
-            raw = zstandard.ZstdDecompressor().decompress(raw, max_output_size=_MAX_THREAD_BYTES)
-        except zstandard.ZstdError as exc:
-            raise Unusable(f"its data cannot be decompressed ({exc})") from None
+        raw = _decompressed(raw)
     elif data_type != "json":
         raise Unusable(f"unknown data type {data_type!r}")
     try:
@@ -132,6 +130,24 @@ def _thread(data_type: object, data: object) -> dict[str, Any]:
     if not isinstance(thread, dict):
         raise Unusable("its data is not a JSON object")
     return thread
+
+
+def _decompressed(raw: bytes) -> bytes:
+    """A zstd frame's content, read up to MAX_VALUE_BYTES and no further: the size a frame declares is
+    not trusted (`decompress` would make room for all of it, whatever its cap)."""
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as reader:
+            chunks: list[bytes] = []
+            held = 0
+            while held <= MAX_VALUE_BYTES:
+                chunk = reader.read(1 << 20)
+                if not chunk:
+                    return b"".join(chunks)
+                chunks.append(chunk)
+                held += len(chunk)
+    except zstandard.ZstdError as exc:
+        raise Unusable(f"its data cannot be decompressed ({exc})") from None
+    raise Unusable(f"its data decompresses to more than the {MAX_VALUE_BYTES // 1024**2} MB a chat is read up to")
 
 
 def _turns(messages: list[Any], unknown: UnknownCounts) -> list[Turn]:

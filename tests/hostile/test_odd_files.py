@@ -121,3 +121,86 @@ def test_a_corrupt_opencode_database_is_reported_and_the_others_still_read(tmp_p
     assert list(conversations) == []
     assert report.skipped, report
     assert "database" in report.skipped[0].reason
+
+
+# ---- values that declare more than any chat holds ---------------------------------------------------
+
+ON_LINUX = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="peak memory is read from /proc")
+PEAK_RSS_LIMIT_MB = 1536  # what any import may take, whatever one row or frame declares
+
+_READ_AND_MEASURE = """
+import json, sys
+from pathlib import Path
+from importers import registry
+conversations, report = registry.read(Path(sys.argv[1]), sys.argv[2])
+ids = sorted(c.id for c in conversations)
+# VmHWM, not ru_maxrss: Linux carries the parent's peak across exec into ru_maxrss.
+status = Path("/proc/self/status").read_text()
+peak_mb = int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) / 1024
+print(json.dumps({"ids": ids, "skipped": [str(s) for s in report.skipped], "peak_mb": peak_mb}))
+"""
+
+
+def _read_in_a_process(path: Path, fmt: str) -> dict[str, object]:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_AND_MEASURE, str(path), fmt],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert isinstance(result, dict)
+    return result
+
+
+@ON_LINUX
+def test_a_zstd_frame_declaring_gigabytes_is_refused_before_memory_is_spent(tmp_path: Path) -> None:
+    import zstandard
+
+    from tests.importers.test_zed import zed_database
+
+    database = zed_database(FIXTURES, tmp_path / "zed" / "threads.db")
+    declared = 3 * 1024**3 // 2  # 1.5 GiB of zeros, in a few hundred kilobytes
+    compressor = zstandard.ZstdCompressor(level=1).compressobj(size=declared)
+    zero = bytes(1 << 24)
+    bomb = b"".join(compressor.compress(zero) for _ in range(declared // len(zero))) + compressor.flush()
+    assert zstandard.frame_content_size(bomb) == declared
+    connection = sqlite3.connect(database)
+    connection.execute(
+        "INSERT INTO threads (id, summary, updated_at, data_type, data) VALUES ('bomb', 'b', '2025-01-01T00:00:00Z', "
+        "'zstd', ?)",
+        (bomb,),
+    )
+    connection.commit()
+    connection.close()
+    good = sorted(c.id for c in registry.read(database, "zed")[0] if c.id != "zed:bomb")
+
+    result = _read_in_a_process(database, "zed")
+
+    assert result["ids"] == good
+    assert any("bomb" in skip and "MB" in skip for skip in result["skipped"])  # type: ignore[union-attr]
+    assert result["peak_mb"] < PEAK_RSS_LIMIT_MB  # type: ignore[operator]
+
+
+@ON_LINUX
+def test_a_huge_crush_row_is_measured_before_it_is_read(tmp_path: Path) -> None:
+    from tests.importers.test_crush import crush_database
+
+    database = crush_database(FIXTURES, tmp_path / "crush" / "crush.db")
+    connection = sqlite3.connect(database)
+    session, message, *_ = connection.execute("SELECT session_id, id FROM messages ORDER BY created_at").fetchone()
+    huge = 300 * 1024**2  # well past the cap: the peak must not grow with it
+    connection.execute("UPDATE messages SET parts = ? WHERE id = ?", ("x" * huge, message))
+    connection.commit()
+    connection.close()
+
+    result = _read_in_a_process(database, "crush")
+
+    assert f"crush:{session}" in result["ids"]  # type: ignore[operator]
+    assert any(message in skip and "MB" in skip for skip in result["skipped"])  # type: ignore[union-attr]
+    assert result["peak_mb"] < 250  # type: ignore[operator]

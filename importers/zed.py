@@ -14,7 +14,6 @@ tool calls become one short line, their results another.
 
 from __future__ import annotations
 
-import io
 import json
 import sqlite3
 import sys
@@ -45,6 +44,7 @@ from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
 DB_NAME = "threads.db"
+_FED = 512  # compressed bytes decompressed at a time: at most ~16 MB of output each
 
 
 def data_folder(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
@@ -133,21 +133,28 @@ def _thread(data_type: object, data: object) -> dict[str, Any]:
 
 
 def _decompressed(raw: bytes) -> bytes:
-    """A zstd frame's content, read up to MAX_VALUE_BYTES and no further: the size a frame declares is
-    not trusted (`decompress` would make room for all of it, whatever its cap)."""
+    """A zstd frame's content, up to MAX_VALUE_BYTES and no further: the size a frame declares is not
+    trusted (`decompress` makes room for all of it, whatever its cap). The frame is fed a little at a
+    time, since one block of it turns a few bytes into 128 KB."""
+    decompressor = zstandard.ZstdDecompressor().decompressobj()
+    chunks: list[bytes] = []
+    held = 0
     try:
-        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as reader:
-            chunks: list[bytes] = []
-            held = 0
-            while held <= MAX_VALUE_BYTES:
-                chunk = reader.read(1 << 20)
-                if not chunk:
-                    return b"".join(chunks)
-                chunks.append(chunk)
-                held += len(chunk)
+        for at in range(0, len(raw), _FED):
+            chunk = decompressor.decompress(raw[at : at + _FED])
+            chunks.append(chunk)
+            held += len(chunk)
+            if held > MAX_VALUE_BYTES:
+                raise Unusable(
+                    f"its data decompresses to more than the {MAX_VALUE_BYTES // 1024**2} MB a chat is read up to"
+                )
+            if decompressor.eof:
+                break
     except zstandard.ZstdError as exc:
         raise Unusable(f"its data cannot be decompressed ({exc})") from None
-    raise Unusable(f"its data decompresses to more than the {MAX_VALUE_BYTES // 1024**2} MB a chat is read up to")
+    if not decompressor.eof:
+        raise Unusable("its data cannot be decompressed (the frame is cut short)")
+    return b"".join(chunks)
 
 
 def _turns(messages: list[Any], unknown: UnknownCounts) -> list[Turn]:

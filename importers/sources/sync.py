@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from importers import registry
+from importers._files import one_read_per_folder
 from importers.base import Skip, SourceError
 from importers.sources.archive import Archive
 from importers.sources.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
@@ -149,7 +150,10 @@ class Syncer:
         if plan:
             marks: dict[str, FileMark] = {}
             conversations = self._conversations(plan, set(state.forgotten), marks, report)
-            stats = self.library.import_conversations(conversations, progress=progress, wait=0, embed=embed, live=live)
+            with one_read_per_folder():  # what a source needs from a file's folder: read once, not per file
+                stats = self.library.import_conversations(
+                    conversations, progress=progress, wait=0, embed=embed, live=live
+                )
             report.record(stats)
             state.files.update(marks)
         if plan or reparse:

@@ -4,8 +4,9 @@ Every process that syncs (each client's `pastchats serve`, `pastchats sync --wat
 store's watch turn: an OS lock on `<home>/watch.lock` (filelock: `flock`, `LockFileEx`), which the
 operating system lets go when its holder exits or is killed, so a `kill -9` frees it. The holder
 watches the agents' folders with watchfiles (Rust's notify: inotify, FSEvents,
-ReadDirectoryChangesW), each real folder on its own so that no symbolic link leads it out of them, or polls them where file events are unavailable (a network filesystem, a
-container's host mount, or events that fail to start), and after each burst of changes runs the one
+ReadDirectoryChangesW), each real folder on its own so that no symbolic link leads it out of them,
+or polls them where file events are unavailable (a network filesystem, a container's host mount, or
+events that fail to start), and after each burst of changes runs the one
 sync there is (`Syncer.run_once`): the new text is keyword-searchable when it returns, and its
 passages are embedded next in small batches, which stop as soon as more changes arrive. The others
 ask for the turn again every `TAKEOVER_POLL` seconds, and read what the holder writes as they read

@@ -12,6 +12,7 @@ store is its user's alone (`storage.owner_only`): opening makes it so.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import threading
@@ -34,9 +35,11 @@ from storage.errors import (
     StoreBusy,
     StoreError,
     StoreReadOnly,
+    StoreUncreatable,
     UnknownMessage,
     UnknownProject,
     is_disk_full,
+    is_read_only,
 )
 from storage.filters import Filters
 from storage.hiding import Hiding
@@ -154,7 +157,12 @@ class Library:
         A store that other users could read (written before pastchats kept it owner-only, or loosened
         since) is made owner-only, and that is said once (the walk: ~0.6 ms at 100k messages, ~4 µs an archived log).
         """
-        home = make_folder(home.expanduser())
+        try:
+            home = make_folder(home.expanduser())
+        except OSError as exc:
+            if not is_read_only(exc):
+                raise
+            raise StoreUncreatable(home, "read-only" if exc.errno == errno.EROFS else "not writable") from None
         refuse_newer(home)
         if loosened := tighten(home):
             log.warning(

@@ -18,11 +18,15 @@ What "incremental" means here, precisely:
 - A JSON Lines file whose last line has no end yet, written to moments ago (`WRITING_GRACE`), is
   being written: it is left for the next sync (reported as waiting), so a line is never read half
   written. One left that way for longer (an agent killed mid-write) is read as it is.
-A source file that disappears leaves its chats in the store and its archive copy in place.
+A source file that disappears leaves its chats in the store and its archive copy in place. One that
+its agent rewrites holding less (truncated and written anew) keeps its chats' earlier messages in the
+store beside the new ones, and its former archive copy beside the new one (`Archive.keep_earlier`):
+an agent's own rewrite is not the user's delete.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sqlite3
@@ -41,7 +45,7 @@ from importers.sources.report import Change, SyncReport
 from importers.sources.sync_state import FileMark, SyncState, tail_hash
 from storage.errors import StoreError
 from storage.library import IngestProgress, Library
-from storage.models import Conversation
+from storage.models import Conversation, Message
 
 __all__ = ["SyncReport", "Syncer"]
 
@@ -60,6 +64,8 @@ class _Planned:
     stat: os.stat_result
     wal: tuple[int, int] | None
     old: FileMark | None
+    messages: int = 0  # what its chats hold as the file is now
+    kept: bool = False  # the store keeps messages of its chats that the file no longer holds
 
 
 def _wal(path: Path) -> tuple[int, int] | None:
@@ -222,6 +228,10 @@ class Syncer:
                 skips.append(Skip(conversation.id, EXCLUDED))
             else:
                 kept.append(conversation)
+        item.messages = sum(len(conversation.messages) for conversation in kept)
+        old = item.old
+        if old is not None and item.source.format not in SQLITE_FORMATS and (item.change == "edited" or old.earlier):
+            kept = [self._with_history(conversation, item) for conversation in kept]
         unreadable = [s for s in skips if s.reason != OPTED_OUT]
         if not found and unreadable:
             reason = "; ".join(s.reason for s in unreadable)
@@ -231,6 +241,38 @@ class Syncer:
         own = f"{Path(path).name}: "  # an importer's note names the file it read: said once, as its full path
         report.notes += [f"{path}: {note.removeprefix(own)}" for note in importer_report.notes]
         return kept, None
+
+    def _with_history(self, conversation: Conversation, item: _Planned) -> Conversation:
+        """`conversation` as its file now holds it, with the messages the store holds of it that the file
+        no longer does, when the file dropped some (an agent truncating its log and writing it anew: its
+        own rewrite is not the user's delete). Those come first, as they were stored; a message id the
+        new text reuses for other words keeps the earlier message under `<id>~earlier`."""
+        try:
+            stored = self.library.get(conversation.id)
+        except StoreError:
+            return conversation
+        now = {message.id: message.text for message in conversation.messages}
+        if len(conversation.messages) >= len(stored.messages) and all(m.id in now for m in stored.messages):
+            return conversation  # nothing dropped: an ordinary edit
+        earlier = [m for m in stored.messages if now.get(m.id) != m.text]
+        if not earlier:
+            return conversation
+        item.kept = True
+        taken = set(now)
+        messages: list[Message] = []
+        for message in [*earlier, *conversation.messages]:
+            message_id = message.id
+            while message_id in taken and message in earlier:
+                message_id = f"{message_id}~earlier"
+            taken.add(message_id)
+            messages.append(dataclasses.replace(message, id=message_id, index=len(messages)))
+        return conversation.model_copy(
+            update={
+                "messages": messages,
+                "created_at": min(conversation.created_at, stored.created_at),
+                "updated_at": max(conversation.updated_at, stored.updated_at),
+            }
+        )
 
     def _mark(self, item: _Planned, kept: list[Conversation], error: str | None, report: SyncReport) -> FileMark:
         """Bring the archive copy up to date (when something from the file is kept) and say how far we read."""
@@ -248,6 +290,8 @@ class Syncer:
                 written = self.archive.append(path, relative, old.size, item.stat.st_size)
                 size = old.size + written
             else:
+                if old and (item.messages < old.messages if old.messages is not None else item.kept):
+                    self.archive.keep_earlier(relative)  # the file lost messages its copy holds
                 size = written = self.archive.copy(path, relative)
             report.archived_bytes += written
             archived = relative
@@ -268,4 +312,6 @@ class Syncer:
             # deleting them later still finds it.
             conversations=list(dict.fromkeys([c.id for c in kept] + (old.conversations if old else []))),
             error=error,
+            messages=item.messages,
+            earlier=item.kept or bool(old and old.earlier),
         )

@@ -3,6 +3,7 @@ an unreadable session or folder is reported, once; a source rewritten shorter lo
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,44 @@ def test_a_busy_project_folder_is_looked_through_once_per_sync(
     # Titles still come from the summaries other sessions hold.
     second = library.get("claude-code:5e55e000-0000-4000-8000-000000000001")
     assert second.title == "Session 1 summed up"
+
+
+def test_a_session_truncated_and_rewritten_keeps_its_history(tmp_path: Path, library: Library) -> None:
+    """The agent empties its log and writes one new exchange in place: the archive keeps what the file
+    held, and the store keeps the chat's earlier messages beside the new ones."""
+    from importers.sources.archive import Archive
+    from tests.importers.sources.agent_home import write_session
+
+    home = tmp_path / "home"
+    session = "5e55e000-3333-4000-8000-000000000003"
+    path = home / ".claude" / "projects" / "-home-ana-src-other" / f"{session}.jsonl"
+    earlier = [f"question {i} about the zanzibarite" if i % 2 == 0 else f"answer {i}" for i in range(10)]
+    write_session(path, session, earlier)
+    syncer = Syncer(library, env={}, home=home, formats=["claude-code"])
+    assert syncer.run_once(embed=False).conversations_new == 1
+    held = path.read_bytes()
+
+    write_session(path, session, ["a new question about the quetzalcoatlite", "a new answer"])
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    report = syncer.run_once(embed=False)
+
+    assert not report.files_failed
+    texts = [m.text for m in library.get(f"claude-code:{session}").messages]
+    assert [t for t in texts if t.startswith("question")] == [
+        f"question {i} about the zanzibarite" for i in range(0, 10, 2)
+    ]
+    assert texts[-2:] == ["a new question about the quetzalcoatlite", "a new answer"]
+    assert [c.uri for c in library.search("zanzibarite", mode="keyword").chats] == [f"claude-code:{session}"]
+    archive = Archive(library.home)
+    copy = archive.path(archive.relative_for("claude-code", path))
+    assert copy.read_bytes() == path.read_bytes()
+    assert [p.read_bytes() for p in copy.parent.glob(f"{copy.name}.earlier-*")] == [held]
+
+    # Synced again unchanged, then grown: the history stays, once.
+    assert syncer.run_once(embed=False).conversations_updated == 0
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(path.read_text(encoding="utf-8").splitlines(keepends=True)[-1].replace("a new answer", "more"))
+    syncer.run_once(embed=False)
+    texts = [m.text for m in library.get(f"claude-code:{session}").messages]
+    assert texts.count("question 0 about the zanzibarite") == 1
+    assert len(list(copy.parent.glob(f"{copy.name}.earlier-*"))) == 1

@@ -300,7 +300,12 @@ class Syncer:
                 report.archived_bytes += self.archive.keep_context(context, self.archive.relative_for(fmt, context))
         digest = ""
         if fmt not in SQLITE_FORMATS:
-            digest = tail_hash(self.archive.path(relative) if kept else path, size)
+            try:
+                digest = tail_hash(self.archive.path(relative) if kept else path, size)
+            except OSError:
+                if kept:
+                    raise
+                # Unreadable, and reported so by the read: recorded with no digest, read again when it changes.
         return FileMark(
             format=fmt,
             size=size,

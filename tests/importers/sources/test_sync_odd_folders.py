@@ -3,6 +3,7 @@ an unreadable session or folder is reported, once; a source rewritten shorter lo
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -83,3 +84,57 @@ def test_a_session_truncated_and_rewritten_keeps_its_history(tmp_path: Path, lib
     texts = [m.text for m in library.get(f"claude-code:{session}").messages]
     assert texts.count("question 0 about the zanzibarite") == 1
     assert len(list(copy.parent.glob(f"{copy.name}.earlier-*"))) == 1
+
+
+_SYNC_AS_USER = """
+import json, sys
+from pathlib import Path
+from importers.sources.sync import Syncer
+from storage.embedding.embedder import HashEmbedder
+from storage.library import Library
+library = Library.open(Path(sys.argv[1]), embedder=HashEmbedder())
+report = Syncer(library, env={}, home=Path(sys.argv[2]), formats=["claude-code"]).run_once(embed=False)
+print(json.dumps({"failed": [[s.where, s.reason] for s in report.files_failed], "new": report.conversations_new}))
+"""
+
+
+def test_an_unreadable_session_is_reported_once_and_an_unreadable_folder_at_all(tmp_path: Path) -> None:
+    """Permissions stop what a user may read; root reads past them, so as root the sync runs without
+    the capabilities that let it (`setpriv`)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.importers.sources.agent_home import write_session
+
+    projects = tmp_path / "home" / ".claude" / "projects"
+    readable = projects / "-home-ana-src-ok" / "5e55e000-4444-4000-8000-000000000001.jsonl"
+    secret = projects / "-home-ana-src-ok" / "5e55e000-4444-4000-8000-000000000002.jsonl"
+    hidden = projects / "-home-ana-src-closed" / "5e55e000-4444-4000-8000-000000000003.jsonl"
+    for path in (readable, secret, hidden):
+        write_session(path, path.stem, ["a question", "an answer"])
+    command = [sys.executable, "-c", _SYNC_AS_USER, str(tmp_path / "store"), str(tmp_path / "home")]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: permissions would not stop the read")
+        caps = "-dac_override,-dac_read_search"
+        command = ["setpriv", "--bounding-set", caps, "--inh-caps", caps, *command]
+    secret.chmod(0)
+    hidden.parent.chmod(0)
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=Path(__file__).resolve().parents[3],
+            env={**os.environ, "HOME": str(tmp_path / "home")},
+        )
+    finally:
+        hidden.parent.chmod(0o700)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    failed = [where for where, _ in result["failed"]]
+    assert result["new"] == 1
+    assert failed.count(str(secret)) == 1, result
+    assert [where for where in failed if where.startswith(str(hidden.parent))] == [str(hidden.parent)], result

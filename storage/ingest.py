@@ -23,7 +23,7 @@ from storage.errors import is_disk_full
 from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.quarantine import DATA_ERRORS, Quarantine, record_from_row
-from storage.redaction import Redaction
+from storage.redaction import Redaction, Remembered
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, unit_time
 from storage.times import naive_utc
@@ -132,12 +132,16 @@ class Ingestor:
         options: ChunkOptions = DEFAULT_OPTIONS,
         model_name: str | None = None,
         redaction: Redaction | None = None,
+        remembered: Remembered | None = None,
     ):
         """`embedder` None: every new passage is stored awaiting its embedding (`model_name` names the
         model its vectors will come from). `redaction`: how secrets are taken out of every conversation
-        before anything of it is written (default: redacted with every rule)."""
+        before anything of it is written (default: redacted with every rule). `remembered`: the chats
+        this process redacted last, so that a chat read again with more messages (live sync) has only
+        its new messages scanned."""
         self.options = options
         self.redaction = redaction if redaction is not None else Redaction()
+        self.remembered = remembered
         self.store = store
         self.keywords = keywords
         self.embedder = embedder
@@ -172,7 +176,8 @@ class Ingestor:
                 if conversation.id in unique:
                     stats.skipped.append(f"{conversation.id}: appears twice in this import; the last one was kept")
                 # Before the fingerprint: what is compared, stored, embedded and indexed is the redacted chat.
-                unique[conversation.id], found[conversation.id] = self.redaction.redact(conversation)
+                redact = self.remembered.redact if self.remembered is not None else self.redaction.redact
+                unique[conversation.id], found[conversation.id] = redact(conversation)
             stored = self.store.versions(list(unique))
             # One hash over every message per conversation, reused by every table written below.
             versions = {cid: conversation.fingerprint() for cid, conversation in unique.items()}

@@ -49,7 +49,7 @@ from storage.locks import WriteLock
 from storage.models import Conversation
 from storage.owner_only import make_folder, tighten
 from storage.recent import StoreStats, project_spellings, recent_page, store_stats
-from storage.redaction import Redaction
+from storage.redaction import Redaction, Remembered
 from storage.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.store_meta import STORE_FORMAT, read_meta, refuse_newer
@@ -108,6 +108,7 @@ class Library:
         self.home = home
         self.chunk_options = chunk_options
         self.redaction = redaction if redaction is not None else Redaction()
+        self._remembered = Remembered(self.redaction)  # live sync's chats, redacted again only where new
         self.model_name = model_name
         self.embedder = embedder
         self.load_error = load_error
@@ -364,9 +365,10 @@ class Library:
         if meta != stored:
             (self.home / "store.json").write_text(json.dumps(meta), encoding="utf-8")
 
-    def _ingestor(self) -> Ingestor:
+    def _ingestor(self, live: bool = False) -> Ingestor:
         """Without a model the ingestor writes passages awaiting embedding (keyword-searchable at once):
-        an import never refuses for want of the model."""
+        an import never refuses for want of the model. `live`: live sync's small writes, which redact
+        only what is new in a chat this process redacted before."""
         return Ingestor(
             self.store,
             self.keywords,
@@ -375,6 +377,7 @@ class Library:
             self.chunk_options,
             model_name=self.model_name,
             redaction=self.redaction,
+            remembered=self._remembered if live else None,
         )
 
     def _heal(self) -> None:
@@ -639,7 +642,7 @@ class Library:
         the vector matrix's rebuild (seconds at 100k messages) are left to `compact`, which the watcher
         runs once changes pause (its first sync of a turn is a whole one).
         """
-        ingestor = self._ingestor()
+        ingestor = self._ingestor(live=live)
 
         def batch_done(done: IngestProgress) -> None:
             self._show_written()

@@ -1,0 +1,73 @@
+"""A chat read again with more messages (an agent's log synced live) has only its new messages scanned:
+its earlier messages keep their placeholders, and a secret seen before keeps its number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from storage.embedding.embedder import HashEmbedder
+from storage.library import Library
+from storage.redaction import Redaction, Remembered
+from tests.redaction.secrets import SECRETS, made
+from tests.storage.helpers import conversation
+
+TOKEN = SECRETS[1][1]
+OTHER = "ghp_" + made("abcdefghijklmnopqrstuvwxyz0123456789", 36)
+
+
+class Counting(Redaction):
+    """The real redaction, counting the texts it scans."""
+
+    scanned: list[str]
+
+    def find(self, text: str):  # type: ignore[no-untyped-def]
+        self.scanned.append(text)
+        return super().find(text)
+
+
+def _texts(n: int) -> list[str]:
+    return [f"step {i}: the deploy uses {TOKEN}" if i == 3 else f"step {i} of the kiln schedule" for i in range(n)]
+
+
+def test_an_appended_message_alone_is_scanned_and_numbered_on() -> None:
+    redaction = Counting()
+    object.__setattr__(redaction, "scanned", [])
+    remembered = Remembered(redaction)
+    first, _ = remembered.redact(conversation("live", _texts(200)))
+    redaction.scanned.clear()
+
+    grown = conversation("live", [*_texts(200), f"now {TOKEN} and a new one {OTHER}"])
+    second, counts = remembered.redact(grown)
+
+    assert redaction.scanned == [grown.messages[-1].text]
+    assert [m.text for m in second.messages[:200]] == [m.text for m in first.messages]
+    assert second.messages[3].text == "step 3: the deploy uses [redacted: github-pat #1]"
+    assert second.messages[-1].text == "now [redacted: github-pat #1] and a new one [redacted: github-pat #2]"
+    assert counts == {"github-pat": 2}
+    assert second == Redaction().redact(grown)[0]  # what a whole redaction makes of it
+
+
+def test_a_changed_message_is_scanned_again_from_there_on() -> None:
+    redaction = Counting()
+    object.__setattr__(redaction, "scanned", [])
+    remembered = Remembered(redaction)
+    remembered.redact(conversation("live", _texts(10)))
+    redaction.scanned.clear()
+    texts = _texts(10)
+    texts[8] = f"step 8 rewritten with {OTHER}"
+    again, _ = remembered.redact(conversation("live", texts))
+    assert len(redaction.scanned) == 2  # the changed message and the one after it
+    assert again.messages[8].text == "step 8 rewritten with [redacted: github-pat #2]"
+
+
+@pytest.mark.parametrize("live", [True, False])
+def test_live_imports_remember_and_whole_ones_do_not(tmp_path: Path, live: bool) -> None:
+    library = Library.open(tmp_path / "store", embedder=HashEmbedder())
+    library.import_conversations([conversation("live", _texts(20))], live=live)
+    library.import_conversations([conversation("live", [*_texts(20), f"again {TOKEN}"])], live=live)
+    stored = library.get("live")
+    assert stored.messages[-1].text == "again [redacted: github-pat #1]"
+    assert stored.messages[3].text == "step 3: the deploy uses [redacted: github-pat #1]"
+    library.close()

@@ -633,7 +633,8 @@ class Library:
         add_only: tuple[str, ...] = (),
         live: bool = False,
     ) -> IngestStats:
-        """Upsert by id under the inter-process write lock; only changed text is re-embedded.
+        """Upsert by id; only changed text is re-embedded. Each batch is read and redacted first, then
+        written under the inter-process write lock, which is let go between batches.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
         await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
@@ -643,33 +644,41 @@ class Library:
         runs once changes pause (its first sync of a turn is a whole one).
         """
         ingestor = self._ingestor(live=live)
+        stats = ingestor.begin()
 
         def batch_done(done: IngestProgress) -> None:
             self._show_written()
             if progress is not None:
                 progress(done)
 
-        with self._writing(timeout=wait):
-            self._mend(check_tables=not live)  # a cut data file would fail the import half way otherwise
-            self._mend_keywords()
-            try:
+        batches = ingestor.prepared(conversations)
+        try:
+            with self._writing(timeout=wait):
+                self._mend(check_tables=not live)  # a cut data file would fail the import half way otherwise
+                self._mend_keywords()
                 ingestor.repair()
-                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only, tidy=not live)
-            except Exception as exc:
-                if not is_disk_full(exc):
-                    raise
-                done = ingestor.stats
-                raise DiskFull(
-                    f"the disk holding {self.home} is full: {done.new} new and {done.updated} updated chat(s) were "
-                    "imported before it filled and are searchable; the rest were not. Free some space, then run "
-                    "the import again (it skips what is already stored)."
-                ) from None
-            try:
-                self._write_meta()
-            except OSError as exc:
-                if not is_disk_full(exc):
-                    raise
-            return stats
+            # Each batch is read and redacted before the lock is taken to write it: the lock is held
+            # for writing alone, and another import or sync writes between this one's batches.
+            for batch in batches:
+                with self._writing(timeout=wait):
+                    ingestor.write_prepared(batch, batch_done, embed=embed, add_only=add_only)
+            with self._writing(timeout=wait):
+                if stats.written and not live:
+                    ingestor.tidy(stats)
+                try:
+                    self._write_meta()
+                except OSError as exc:
+                    if not is_disk_full(exc):
+                        raise
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            raise DiskFull(
+                f"the disk holding {self.home} is full: {stats.new} new and {stats.updated} updated chat(s) were "
+                "imported before it filled and are searchable; the rest were not. Free some space, then run "
+                "the import again (it skips what is already stored)."
+            ) from None
+        return stats
 
     def pending_embeddings(self) -> int:
         """How many passages await their embedding.

@@ -71,3 +71,29 @@ def test_live_imports_remember_and_whole_ones_do_not(tmp_path: Path, live: bool)
     assert stored.messages[-1].text == "again [redacted: github-pat #1]"
     assert stored.messages[3].text == "step 3: the deploy uses [redacted: github-pat #1]"
     library.close()
+
+
+def test_an_import_redacts_before_it_takes_the_write_lock(tmp_path: Path) -> None:
+    """While a chat is scanned for secrets, another writer can take the store's lock (it is let go
+    between batches, and taken only to write what was redacted)."""
+    from storage.locks import WriteLock
+
+    home = tmp_path / "store"
+    others_got_it: list[bool] = []
+
+    class Probing(Redaction):
+        def find(self, text: str):  # type: ignore[no-untyped-def]
+            try:
+                with WriteLock(home).hold(timeout=0):
+                    others_got_it.append(True)
+            except Exception:
+                others_got_it.append(False)
+            return super().find(text)
+
+    library = Library.open(home, embedder=HashEmbedder(), redaction=Probing())
+    chats = [conversation(f"c{i}", _texts(5)) for i in range(600)]  # three batches
+    stats = library.import_conversations(chats)
+    assert stats.new == 600
+    assert others_got_it and all(others_got_it)
+    assert library.get("c3").messages[3].text == "step 3: the deploy uses [redacted: github-pat #1]"
+    library.close()

@@ -94,6 +94,7 @@ def test_an_import_redacts_before_it_takes_the_write_lock(tmp_path: Path) -> Non
     chats = [conversation(f"c{i}", _texts(5)) for i in range(600)]  # three batches
     stats = library.import_conversations(chats)
     assert stats.new == 600
-    assert others_got_it and all(others_got_it)
+    assert others_got_it
+    assert all(others_got_it)
     assert library.get("c3").messages[3].text == "step 3: the deploy uses [redacted: github-pat #1]"
     library.close()

@@ -680,6 +680,12 @@ class Library:
             ) from None
         return stats
 
+    def redact_ahead(self, conversations: Iterable[Conversation]) -> None:
+        """Redact chats a live write is about to bring, with no lock held: the live write that follows
+        finds them redacted (`storage.redaction.Remembered`) and holds the write lock to write alone."""
+        for conversation in conversations:
+            self._remembered.redact(conversation)
+
     def pending_embeddings(self) -> int:
         """How many passages await their embedding.
 

@@ -46,6 +46,7 @@ from importers.sources.sync_state import FileMark, SyncState, tail_hash
 from storage.errors import StoreError
 from storage.library import IngestProgress, Library
 from storage.models import Conversation, Message
+from storage.redaction import REMEMBERED
 
 __all__ = ["SyncReport", "Syncer"]
 
@@ -55,6 +56,7 @@ OPTED_OUT = "opt-out marker"  # the reason importers.registry gives
 # Seconds a JSON Lines file with an unfinished last line is taken to be mid-write (agents write a
 # record in one or a few writes, well within this); after that its last line is read as it is.
 WRITING_GRACE = 10.0
+REDACTED_AHEAD = REMEMBERED  # chats a live sync redacts before taking the write lock: what the library keeps
 
 
 @dataclass
@@ -121,12 +123,35 @@ class Syncer:
         for a caller that embeds them next with a progress bar that knows the total; `live`: the live
         watcher's small write (`Library.import_conversations`), compacted later by the caller."""
         report = SyncReport()
+        if live:
+            self._redact_ahead()
         try:
             with self.library.lock.hold(timeout=0):
                 self._sync(report, progress, embed, live)
         except StoreError as exc:
             report.not_run = str(exc)
         return report
+
+    def _redact_ahead(self) -> None:
+        """Live sync: read the files that changed and redact their chats before the write lock is taken,
+        so that it is held to write them, not to scan them for secrets (the library remembers what it
+        redacted; reading the files again under the lock is cheap). Anything amiss is left to the sync
+        itself, which reads them again and reports it."""
+        state = SyncState.load(self.library.home)
+        sources, _ = self.discover()
+        ahead: list[Conversation] = []
+        for source in sources:
+            if len(ahead) >= REDACTED_AHEAD or self.exclusions.excludes_path(source.path):
+                continue
+            planned = self._plan(source, state.files.get(str(source.path)), SyncReport())
+            if planned is None or planned.change == "unchanged" or _being_written(source.path, planned.stat):
+                continue
+            try:
+                conversations, _ = registry.read(source.path, source.format)
+                ahead += list(conversations)
+            except Exception:  # an importer's failure is the sync's to report
+                log.debug("sync: not read ahead: %s", source.path, exc_info=True)
+        self.library.redact_ahead(ahead[:REDACTED_AHEAD])
 
     def _sync(
         self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool, live: bool

@@ -24,12 +24,13 @@ from typing import Any
 from storage.models import Conversation
 from storage.redaction.rules import Finding, RuleSet, files_stamp
 
-__all__ = ["PLACEHOLDER", "Redaction", "Remembered", "redaction_counts"]
+__all__ = ["PLACEHOLDER", "REMEMBERED", "Redaction", "Remembered", "redaction_counts"]
 
 # A record's fields that are never chat text: ids, names of sources and roles, times, the reason it was set aside.
 RECORD_FIELDS = frozenset(
     {"id", "source", "role", "created_at", "updated_at", "project", "url", "index", "quarantined"}
 )
+REMEMBERED = 64  # chats `Remembered` keeps: more than a live sync brings at once
 PLACEHOLDER = re.compile(r"\[redacted: ([a-z0-9][a-z0-9-]*) #(\d+)\]")
 
 
@@ -200,7 +201,7 @@ class Remembered:
     agent's log that grew, synced live) has only its new messages scanned, numbered on from its earlier
     ones. Held in memory only, as any chat being written is; a chat not remembered is redacted whole."""
 
-    def __init__(self, redaction: Redaction, chats: int = 64):
+    def __init__(self, redaction: Redaction, chats: int = REMEMBERED):
         self.redaction = redaction
         self._chats: OrderedDict[str, _Seen] = OrderedDict()
         self._size = chats

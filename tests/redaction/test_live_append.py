@@ -3,6 +3,7 @@ its earlier messages keep their placeholders, and a secret seen before keeps its
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -97,4 +98,41 @@ def test_an_import_redacts_before_it_takes_the_write_lock(tmp_path: Path) -> Non
     assert others_got_it
     assert all(others_got_it)
     assert library.get("c3").messages[3].text == "step 3: the deploy uses [redacted: github-pat #1]"
+    library.close()
+
+
+def test_a_live_sync_scans_what_is_new_before_it_takes_the_write_lock(tmp_path: Path) -> None:
+    from importers.sources.sync import Syncer
+    from storage.locks import WriteLock
+    from tests.importers.sources.agent_home import write_session
+
+    home, store = tmp_path / "home", tmp_path / "store"
+    scans: list[bool] = []  # per text scanned: whether another writer could take the lock meanwhile
+
+    class Probing(Redaction):
+        def find(self, text: str):  # type: ignore[no-untyped-def]
+            try:
+                with WriteLock(store).hold(timeout=0):
+                    scans.append(True)
+            except Exception:
+                scans.append(False)
+            return super().find(text)
+
+    session = "5e55e000-5555-4000-8000-000000000005"
+    path = home / ".claude" / "projects" / "-home-ana-src-live" / f"{session}.jsonl"
+    texts = _texts(30)
+    write_session(path, session, texts)
+    library = Library.open(store, embedder=HashEmbedder(), redaction=Probing())
+    syncer = Syncer(library, env={}, home=home, formats=["claude-code"])
+    syncer.run_once(embed=False)  # the watcher's first sync: a whole one
+    scans.clear()
+
+    write_session(path, session, [*texts, f"appended with {OTHER}"])
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    report = syncer.run_once(embed=False, live=True)
+
+    assert report.conversations_updated == 1
+    assert scans
+    assert all(scans)  # every scan ran with the lock free: under it, the sync found them redacted
+    assert library.get(f"claude-code:{session}").messages[-1].text == "appended with [redacted: github-pat #2]"
     library.close()

@@ -13,19 +13,53 @@ import errno
 import json
 import os
 import stat
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from importers.base import ImportReport
 from storage.errors import SourceError
 
+T = TypeVar("T")
 MAX_WHOLE_BYTES = 256 * 1024**2  # read whole only small side files (projects.json); streams have no cap
 _BUNDLE_DEPTH = 1
+
+# ---- what a source reads from a file's folder, once per folder ------------------------------------
+
+_passes = threading.local()
+
+
+@contextmanager
+def one_read_per_folder() -> Iterator[None]:
+    """While this holds (a sync, an import of a folder), what a source reads from a file's folder
+    (`per_folder`) is read once per folder, not once per file: a folder of 5,000 sessions would
+    otherwise be listed 5,000 times. Outside it, each call reads afresh (one file imported alone)."""
+    if getattr(_passes, "memo", None) is not None:
+        yield
+        return
+    _passes.memo = {}
+    try:
+        yield
+    finally:
+        _passes.memo = None
+
+
+def per_folder(kind: str, folder: Path, read: Callable[[Path], T]) -> T:
+    """`read(folder)`, remembered under `kind` while `one_read_per_folder` holds."""
+    memo: dict[tuple[str, Path], Any] | None = getattr(_passes, "memo", None)
+    if memo is None:
+        return read(folder)
+    key = (kind, folder)
+    if key not in memo:
+        memo[key] = read(folder)
+    value: T = memo[key]
+    return value
+
 
 # ---- reading files safely -------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ UTF-8, or (when hostile) nest without end. Records are built one at a time from 
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -15,12 +16,21 @@ from typing import IO, Any
 
 import ijson
 
+from importers._safe import SURROGATES_NOTE
+from importers.base import ImportReport
 from storage.errors import PastchatsError
 
 # Far deeper than any real export (a ChatGPT message sits ~8 levels down), far shallower than what
 # would exhaust the stack of anything that later walks the record (pydantic, json.dumps).
 MAX_DEPTH = 200
 _READ = 1 << 16
+# A JSON escape from its backslash on (a surrogate pair whole), matched left to right so that the `u`
+# after an escaped backslash is not taken for an escape. A lone surrogate stops the parser (it cannot
+# make UTF-8 of it); it becomes U+FFFD, as `storage.safe_text.clean` makes it in every other format.
+_ESCAPE = re.compile(
+    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F][0-9a-fA-F]{2})|.?)", re.S
+)
+_LONGEST_ESCAPE = 12
 
 
 class BrokenJson(PastchatsError):
@@ -39,15 +49,18 @@ class Malformed:
 
 
 class CleanUtf8:
-    """A binary stream whose bytes are valid UTF-8: a leading BOM dropped, bad bytes made U+FFFD.
+    """A binary stream whose bytes are valid UTF-8 JSON text: a leading BOM dropped, bad bytes made
+    U+FFFD, lone surrogate escapes (`\\udc00`) made `\\ufffd` (`replaced` counts them).
 
-    The JSON parser stops at the first invalid byte; one stray byte must not cost the rest of a file.
+    The JSON parser stops at the first invalid byte or lone surrogate; one must not cost the rest of a file.
     """
 
     def __init__(self, raw: IO[bytes]):
         self._raw = raw
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._start = True
+        self._held = ""  # an escape that may go on in the next read
+        self.replaced = 0
 
     def read(self, size: int = -1) -> bytes:
         if size == 0:
@@ -58,9 +71,29 @@ class CleanUtf8:
             if self._start and text:
                 text = text.removeprefix("\ufeff")
                 self._start = False
+            text = self._escapes(self._held + text, final=not data)
             # The decoder may hold back a split character; an empty answer would read as the end.
             if text or not data:
                 return text.encode("utf-8", "surrogatepass")
+
+    def _escapes(self, text: str, final: bool) -> str:
+        if "\\" not in text:
+            self._held = ""
+            return text
+        parts: list[str] = []
+        at = 0
+        for found in _ESCAPE.finditer(text):
+            if not final and found.start() > len(text) - _LONGEST_ESCAPE:
+                break  # may be cut short: read again with what follows
+            if found.group(1):
+                parts += [text[at : found.start()], "\\ufffd"]
+                at = found.end()
+                self.replaced += 1
+        else:
+            self._held = ""
+            return "".join(parts) + text[at:]
+        self._held = text[found.start() :]
+        return "".join(parts) + text[at : found.start()]
 
 
 def _number(value: Any) -> Any:
@@ -115,12 +148,16 @@ def _skip(events: Iterator[tuple[str, Any]], depth: int) -> None:
     raise BrokenJson("cut off in the middle of a record")
 
 
-def _events(stream: IO[bytes], multiple: bool = False) -> Iterator[tuple[str, Any]]:
-    events = ijson.basic_parse(CleanUtf8(stream), multiple_values=multiple, buf_size=_READ)
+def _events(stream: IO[bytes], report: ImportReport | None, multiple: bool = False) -> Iterator[tuple[str, Any]]:
+    clean = CleanUtf8(stream)
+    events = ijson.basic_parse(clean, multiple_values=multiple, buf_size=_READ)
     try:
         yield from events
     except ijson.JSONError as exc:
         raise BrokenJson(_describe(exc)) from None
+    finally:
+        if clean.replaced and report is not None:
+            report.note(SURROGATES_NOTE)
 
 
 def _describe(exc: Exception) -> str:
@@ -128,12 +165,13 @@ def _describe(exc: Exception) -> str:
     return text.removeprefix("parse error: ").removeprefix("lexical error: ") or "not valid JSON"
 
 
-def iter_json_array(stream: IO[bytes]) -> Iterator[Any]:
-    """Items of a top-level JSON array, one at a time (a too-deep item comes as `Malformed`).
+def iter_json_array(stream: IO[bytes], report: ImportReport | None = None) -> Iterator[Any]:
+    """Items of a top-level JSON array, one at a time (a too-deep item comes as `Malformed`); `report`
+    is told when a lone surrogate was replaced.
 
     Raises BrokenJson, after yielding every complete item, where the data stops being valid.
     """
-    events = _events(stream)
+    events = _events(stream, report)
     count = 0
     try:
         first = next(events, None)
@@ -162,12 +200,13 @@ def iter_json_values(
     *,
     lone_object: Callable[[dict[str, Any]], bool] = lambda _: True,
     lone_object_error: str = "a JSON object that is not a record",
+    report: ImportReport | None = None,
 ) -> Iterator[Any]:
     """Records of a document: the items of a top-level list, or of the list under `list_key` in a
     top-level object, or a top-level object itself (when it has no such list and `lone_object` accepts
     it; else BrokenJson(lone_object_error)). Several documents one after another (JSON Lines) are read
-    in turn. A too-deep record comes as `Malformed`."""
-    events = _events(stream, multiple=True)
+    in turn. A too-deep record comes as `Malformed`. `report` is told when a lone surrogate was replaced."""
+    events = _events(stream, report, multiple=True)
     count = 0
     try:
         for first in events:

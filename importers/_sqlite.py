@@ -14,9 +14,32 @@ from importers._common import UnknownCounts, note_unknown
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
-__all__ = ["DatabaseImporter", "connect", "is_sqlite", "json_value", "read_databases", "table_names"]
+__all__ = [
+    "MAX_VALUE_BYTES",
+    "DatabaseImporter",
+    "Oversized",
+    "bounded_value",
+    "connect",
+    "is_sqlite",
+    "json_value",
+    "read_databases",
+    "table_names",
+]
 
 _MAGIC = b"SQLite format 3\x00"
+# The most one value of an agent's database may hold to be read (a chat's message, parts or thread,
+# decompressed too): far more than any chat writes, and small enough that reading and parsing it keeps
+# an import well within memory whatever a damaged or hostile row declares.
+MAX_VALUE_BYTES = 64 * 1024**2
+
+
+class Oversized(ValueError):
+    """A value larger than MAX_VALUE_BYTES, left unread."""
+
+    def __init__(self, size: int):
+        super().__init__(
+            f"it holds {size / 1024**2:,.0f} MB, more than the {MAX_VALUE_BYTES // 1024**2} MB a chat is read up to"
+        )
 
 
 def is_sqlite(path: Path) -> bool:
@@ -27,17 +50,43 @@ def is_sqlite(path: Path) -> bool:
         return False
 
 
+def _text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
+
+
 def connect(database: Path) -> sqlite3.Connection:
+    """A read-only connection; whatever the damage, failing raises sqlite3.Error (the one error the
+    importers report a database by). Text that is not UTF-8 reads with U+FFFD in place of bad bytes."""
     uri = database.resolve().as_uri() + "?mode=ro"
     try:
-        connection = sqlite3.connect(uri, uri=True, timeout=0.5)  # a lock held longer: read a snapshot
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
-    except sqlite3.OperationalError:
-        # Locked by the running agent: read the file as it is, without taking locks.
-        connection = sqlite3.connect(uri + "&immutable=1", uri=True)
-        connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
-        return connection
+        try:
+            return _opened(sqlite3.connect(uri, uri=True, timeout=0.5))  # a lock held longer: read a snapshot
+        except sqlite3.OperationalError:
+            # Locked by the running agent: read the file as it is, without taking locks.
+            return _opened(sqlite3.connect(uri + "&immutable=1", uri=True))
+    except (ValueError, OverflowError, MemoryError) as exc:
+        raise sqlite3.DatabaseError(f"damaged ({exc})") from None
+
+
+def _opened(connection: sqlite3.Connection) -> sqlite3.Connection:
+    connection.text_factory = _text
+    connection.execute("SELECT name FROM sqlite_master LIMIT 1").fetchall()
+    return connection
+
+
+def bounded_value(connection: sqlite3.Connection, table: str, column: str, rowid: int) -> object:
+    """One value, its size checked before it is read: TEXT and BLOB come as bytes (Oversized when larger
+    than MAX_VALUE_BYTES), anything else as SQLite gives it. A plain SELECT would load the whole value
+    first, even to measure it."""
+    try:
+        blob = connection.blobopen(table, column, rowid, readonly=True)
+    except sqlite3.OperationalError:  # NULL or a number (or a table without rowids): small, read as it is
+        row = connection.execute(f'SELECT "{column}" FROM "{table}" WHERE rowid = ?', (rowid,)).fetchone()
+        return row[0] if row else None
+    with blob:
+        if len(blob) > MAX_VALUE_BYTES:
+            raise Oversized(len(blob))
+        return blob.read()
 
 
 def table_names(connection: sqlite3.Connection) -> set[str]:
@@ -78,7 +127,8 @@ def read_databases(
                 report.skip(name, f"not {what} (no {' or '.join(sorted(missing))} table)")
                 continue
             yield from read(database, name, connection)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, ValueError, OverflowError) as exc:
+            # ValueError: a value SQLite hands back that Python cannot take (an integer out of range).
             report.skip(name, f"the database could not be read to the end: {exc}")
         finally:
             connection.close()

@@ -264,7 +264,7 @@ def _load_messages(file: Path, report: ImportReport) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     try:
         with open_regular(file) as handle:
-            for item in iter_json_array(handle):
+            for item in iter_json_array(handle, report):
                 if not isinstance(item, Malformed):
                     messages.append(as_dict(item))
     except BrokenJson as exc:

@@ -72,7 +72,7 @@ class ChatGPTImporter(Importer):
         for member in members:
             try:
                 with bundle.open(member) as stream:
-                    for number, raw in enumerate(_conversations(stream), start=1):
+                    for number, raw in enumerate(_conversations(stream, report), start=1):
                         seen += 1
                         where = f"{member}, conversation #{number}"
                         source_id = (
@@ -103,7 +103,7 @@ def _members(bundle: Bundle) -> list[str]:
     return []
 
 
-def _conversations(stream: IO[bytes]) -> Iterator[Any]:
+def _conversations(stream: IO[bytes], report: ImportReport) -> Iterator[Any]:
     """The conversations of one file: an export's list, or one conversation object (the per-conversation
     download and browser exporters write the object the web app loads, `mapping` and all)."""
     return iter_json_values(
@@ -111,6 +111,7 @@ def _conversations(stream: IO[bytes]) -> Iterator[Any]:
         "conversations",
         lone_object=lambda document: isinstance(document.get("mapping"), dict),
         lone_object_error="a JSON object without a conversation `mapping`; expected an export or one conversation",
+        report=report,
     )
 
 

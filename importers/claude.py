@@ -69,7 +69,7 @@ class ClaudeImporter(Importer):
         seen = 0
         try:
             with bundle.open(member) as stream:
-                for number, raw in enumerate(iter_json_array(stream), start=1):
+                for number, raw in enumerate(iter_json_array(stream, report), start=1):
                     seen += 1
                     where = f"{member}, conversation #{number}"
                     if isinstance(raw, dict) and as_id(raw.get("uuid")):

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
@@ -64,7 +65,7 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head
+from importers._files import any_file, file_time, iter_jsonl, one_read_per_folder, per_folder, read_head
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -133,7 +134,8 @@ class ClaudeCodeImporter(AgentLogImporter):
                 "their summaries are in the sessions they compacted"
             )
         unknown: UnknownCounts = {}
-        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "transcript")
+        with one_read_per_folder():
+            yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "transcript")
         note_unknown(report, unknown)
 
 
@@ -254,22 +256,30 @@ def _summary_title(file: Path, uuids: list[str], own: dict[str, str]) -> str:
     """The summary naming the latest of this session's messages, from this file or a sibling."""
     if not uuids:
         return ""
-    found = dict(own)
+    folder = per_folder("claude-code summaries", file.parent, _folder_summaries)
+    return next((own.get(uuid) or folder[uuid] for uuid in reversed(uuids) if uuid in own or uuid in folder), "")
+
+
+def _folder_summaries(folder: Path) -> dict[str, str]:
+    """leafUuid -> summary, from the leading summary records of every session file in `folder` (the
+    first file by name that names a message wins)."""
+    found: dict[str, str] = {}
     try:
-        siblings = sorted(f for f in file.parent.glob("*.jsonl") if f != file)
+        siblings = sorted(entry.path for entry in os.scandir(folder) if entry.name.endswith(".jsonl"))
     except OSError:
-        siblings = []
+        return found
     for sibling in siblings:
         try:
-            mark = sibling.stat()
+            mark = os.stat(sibling)
         except OSError:
             continue
-        for leaf, summary in _leading_summaries(str(sibling), mark.st_size, mark.st_mtime_ns):
+        for leaf, summary in _leading_summaries(sibling, mark.st_size, mark.st_mtime_ns):
             found.setdefault(leaf, summary)
-    return next((found[uuid] for uuid in reversed(uuids) if uuid in found), "")
+    return found
 
 
-@functools.lru_cache(maxsize=4096)
+# Sized for the largest project folders, so a sync's look through one is not read again the next time.
+@functools.lru_cache(maxsize=65536)
 def _leading_summaries(path: str, size: int, mtime_ns: int) -> tuple[tuple[str, str], ...]:
     """(leafUuid, summary) of the summary records at the start of a session file; cached by the
     file's size and time, so a folder of sessions is looked through once per change."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from importers._common import as_dict, as_list, as_str, env_folder, expand_home
+from importers._files import per_folder
 from importers._task_folders import (
     TaskFolderImporter,
     first_request,
@@ -54,7 +55,8 @@ class ClineImporter(TaskFolderImporter):
 
     def project(self, session: Path, messages: list[dict[str, Any]]) -> str | None:
         task_id = session.parent.name
-        for item in as_list(read_json(session.parent.parent.parent / HISTORY)):
+        data = session.parent.parent.parent  # its task list is read once per sync, not once per task
+        for item in as_list(per_folder("cline history", data, lambda folder: read_json(folder / HISTORY))):
             item = as_dict(item)
             if as_str(item.get("id")) == task_id:
                 folder = as_str(item.get("cwdOnTaskInitialization")) or as_str(item.get("shadowGitConfigWorkTree"))

@@ -39,7 +39,7 @@ from importers._common import (
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import file_time, read_head, read_regular
+from importers._files import file_time, one_read_per_folder, per_folder, read_head, read_regular
 from importers._vscode import file_uri_path
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
@@ -77,13 +77,13 @@ class ContinueImporter(AgentLogImporter):
         if not files:
             raise SourceError(f"no Continue sessions (sessions/*.json) under {path}")
         unknown: UnknownCounts = {}
-        indexes: dict[Path, dict[str, dict[str, Any]]] = {}
 
         def convert(file: Path) -> Conversation:
-            index = indexes.setdefault(file.parent, _index(file.parent / INDEX))
+            index = per_folder("continue index", file.parent, lambda folder: _index(folder / INDEX))
             return _convert(file, index, report, unknown)
 
-        yield from convert_each(path, files, report, convert, "session")
+        with one_read_per_folder():
+            yield from convert_each(path, files, report, convert, "session")
         if path.is_dir():
             _note_missing(files[0].parent, {file.stem for file in files}, report)
         note_unknown(report, unknown)

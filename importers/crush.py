@@ -41,7 +41,7 @@ from importers._common import (
     system_folders,
 )
 from importers._files import read_regular, walk_files
-from importers._sqlite import DatabaseImporter
+from importers._sqlite import DatabaseImporter, Oversized, bounded_value
 from importers.base import ImportReport
 from storage.models import Conversation, Role
 
@@ -119,10 +119,17 @@ def _read_database(
             continue  # Crush's own request for a title, not a conversation
         try:
             rows = connection.execute(
-                "SELECT id, role, parts, created_at FROM messages WHERE session_id = ? ORDER BY created_at, rowid",
+                "SELECT rowid, id, role, created_at FROM messages WHERE session_id = ? ORDER BY created_at, rowid",
                 (session_id,),
             ).fetchall()
-            turns = [turn for row in rows for turn in _turns(*row, unknown=unknown)]
+            turns: list[Turn] = []
+            for rowid, message_id, role, created_at in rows:
+                try:
+                    parts = bounded_value(connection, "messages", "parts", rowid)
+                except Oversized as exc:
+                    report.skip(f"{where}, session {session_id}, message {message_id}", f"not read: {exc}")
+                    continue
+                turns += _turns(message_id, role, parts, created_at, unknown=unknown)
             yield build_conversation(
                 id=f"crush:{session_id}",
                 source="crush",

@@ -133,7 +133,7 @@ def _build(raw: _PlainConversation, fallback_time: datetime, report: ImportRepor
 _LINE_PROBE = 8 * 1024**2
 
 
-def _records(path: Path) -> Iterator[tuple[str, Any]]:
+def _records(path: Path, report: ImportReport) -> Iterator[tuple[str, Any]]:
     """(where, raw object) pairs from a JSON document or a JSON Lines stream, read incrementally.
 
     A JSON Lines file is read line by line, so a broken line costs only itself. A document (pretty-
@@ -154,7 +154,7 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
             return
         count = 0
         try:
-            for count, item in enumerate(iter_json_values(handle, "conversations"), start=1):
+            for count, item in enumerate(iter_json_values(handle, "conversations", report=report), start=1):
                 yield f"{path.name}, conversation #{count}", item
         except BrokenJson as exc:
             if count == 0:
@@ -221,7 +221,7 @@ class PlainImporter(Importer):
         report.format = self.name
         fallback_time = datetime.fromtimestamp(path.stat().st_mtime, UTC)
         seen: set[str] = set()
-        for where, item in _records(path):
+        for where, item in _records(path, report):
             if isinstance(item, Malformed):
                 report.skip(where, item.reason)
                 continue

@@ -39,13 +39,12 @@ from importers._common import (
     summarise_tool_result,
     system_folders,
 )
-from importers._sqlite import DatabaseImporter
+from importers._sqlite import MAX_VALUE_BYTES, DatabaseImporter, Oversized, bounded_value
 from importers.base import ImportReport
 from storage.models import Conversation
 
 DB_NAME = "threads.db"
-# Far more than any thread; a row claiming more is not one.
-_MAX_THREAD_BYTES = 512 * 1024**2
+_FED = 512  # compressed bytes decompressed at a time: at most ~16 MB of output each
 
 
 def data_folder(env: Mapping[str, str], home: Path, platform: str = sys.platform) -> Path:
@@ -84,11 +83,11 @@ def _read_database(
     created = "created_at" if "created_at" in columns else "NULL"
     folders = "folder_paths" if "folder_paths" in columns else "NULL"
     rows = connection.execute(
-        f"SELECT id, summary, updated_at, {created}, {folders}, data_type, data FROM threads ORDER BY updated_at, id"
+        f"SELECT rowid, id, summary, updated_at, {created}, {folders}, data_type FROM threads ORDER BY updated_at, id"
     )
-    for thread_id, title, updated, created_at, folder_paths, data_type, data in rows:
+    for rowid, thread_id, title, updated, created_at, folder_paths, data_type in rows:
         try:
-            thread = _thread(data_type, data)
+            thread = _thread(data_type, bounded_value(connection, "threads", "data", rowid))
             yield build_conversation(
                 id=f"zed:{thread_id}",
                 source="zed",
@@ -101,6 +100,8 @@ def _read_database(
             )
         except Unusable as exc:
             report.skip(f"{where}, thread {thread_id}", str(exc))
+        except Oversized as exc:
+            report.skip(f"{where}, thread {thread_id}", f"not read: {exc}")
         except RECORD_ERRORS as exc:
             report.skip(f"{where}, thread {thread_id}", f"malformed thread: {exc}")
 
@@ -108,10 +109,7 @@ def _read_database(
 def _thread(data_type: object, data: object) -> dict[str, Any]:
     raw = data if isinstance(data, bytes) else as_str(data).encode("utf-8")
     if data_type == "zstd":
-        try:
-            raw = zstandard.ZstdDecompressor().decompress(raw, max_output_size=_MAX_THREAD_BYTES)
-        except zstandard.ZstdError as exc:
-            raise Unusable(f"its data cannot be decompressed ({exc})") from None
+        raw = _decompressed(raw)
     elif data_type != "json":
         raise Unusable(f"unknown data type {data_type!r}")
     try:
@@ -121,6 +119,31 @@ def _thread(data_type: object, data: object) -> dict[str, Any]:
     if not isinstance(thread, dict):
         raise Unusable("its data is not a JSON object")
     return thread
+
+
+def _decompressed(raw: bytes) -> bytes:
+    """A zstd frame's content, up to MAX_VALUE_BYTES and no further: the size a frame declares is not
+    trusted (`decompress` makes room for all of it, whatever its cap). The frame is fed a little at a
+    time, since one block of it turns a few bytes into 128 KB."""
+    decompressor = zstandard.ZstdDecompressor().decompressobj()
+    chunks: list[bytes] = []
+    held = 0
+    try:
+        for at in range(0, len(raw), _FED):
+            chunk = decompressor.decompress(raw[at : at + _FED])
+            chunks.append(chunk)
+            held += len(chunk)
+            if held > MAX_VALUE_BYTES:
+                raise Unusable(
+                    f"its data decompresses to more than the {MAX_VALUE_BYTES // 1024**2} MB a chat is read up to"
+                )
+            if decompressor.eof:
+                break
+    except zstandard.ZstdError as exc:
+        raise Unusable(f"its data cannot be decompressed ({exc})") from None
+    if not decompressor.eof:
+        raise Unusable("its data cannot be decompressed (the frame is cut short)")
+    return b"".join(chunks)
 
 
 def _turns(messages: list[Any], unknown: UnknownCounts) -> list[Turn]:

@@ -5,6 +5,11 @@ exactly (host and port, else 421) and an Origin, when sent, must be exactly this
 The SDK's own check matches prefixes (`127.0.0.1:PORT@evil.com` passed it), so ours compares whole
 values. Bound to any other interface, the server refuses to start without a bearer token, and checks
 it on every request.
+
+Over stdio, a line the SDK cannot read as a JSON-RPC message (not JSON, nested past its parser's depth,
+a lone surrogate escape) reaches the server as an exception, which it drops: the client would wait for
+its timeout. `AnswerUnreadable` answers each with a JSON-RPC error instead, naming the request's id when
+the line holds one, as the HTTP transports answer the same with 400.
 """
 
 from __future__ import annotations
@@ -20,7 +25,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from storage.errors import PastchatsError
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from mcp.server.mcpserver import MCPServer
+    from mcp.shared._stream_protocols import ReadStream, WriteStream
+    from mcp.shared.message import SessionMessage
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from server.settings import Settings
@@ -136,9 +145,94 @@ def http_app(server: MCPServer[Any], settings: Settings, transport: Transport) -
     return ExactHost(app, settings.port) if settings.is_loopback else app
 
 
+class AnswerUnreadable:
+    """The stdio transport's read side, answering every line it could not read with a JSON-RPC error
+    (`PARSE_ERROR`, or `INVALID_REQUEST` for JSON that is no JSON-RPC message) and passing the rest on."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], write: WriteStream[SessionMessage]):
+        self._inner = inner
+        self._write = write
+
+    @property
+    def last_context(self) -> object:  # the SDK reads the sender's context from here
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._write.send(unreadable_answer(item))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> AnswerUnreadable:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> AnswerUnreadable:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def unreadable_answer(error: Exception) -> SessionMessage:
+    """The JSON-RPC error for a line the transport could not read: its id when Python's own parser
+    finds one (it takes lone surrogates), else null, as JSON-RPC has it for a parse error."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+    from pydantic import ValidationError
+
+    line: object = None
+    reason = " ".join(str(error).split())[:300]
+    if isinstance(error, ValidationError) and error.errors():
+        first = error.errors()[0]
+        line, reason = first.get("input"), first.get("msg", reason)
+    request_id: str | int | None = None
+    code = types.PARSE_ERROR
+    try:
+        parsed = json.loads(line) if isinstance(line, str | bytes) else line
+    except (ValueError, RecursionError):
+        parsed = None
+    if isinstance(parsed, dict):
+        found = parsed.get("id")
+        request_id = found if isinstance(found, str | int) and not isinstance(found, bool) else None
+        if not str(reason).startswith("Invalid JSON"):
+            code = types.INVALID_REQUEST
+    answer = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(code=code, message=f"{reason}; send the request again as valid JSON-RPC in UTF-8"),
+    )
+    return SessionMessage(answer)
+
+
+async def _serve_stdio(server: MCPServer[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # what `MCPServer.run_stdio_async` serves, given our read side
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(
+            AnswerUnreadable(read_stream, write_stream), write_stream, lowlevel.create_initialization_options()
+        )
+
+
 def serve(server: MCPServer[Any], settings: Settings, transport: Transport) -> None:
     if transport == "stdio":
-        server.run("stdio")
+        import anyio
+
+        anyio.run(_serve_stdio, server)
         return
     check_binding(settings)
     import uvicorn

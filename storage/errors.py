@@ -60,6 +60,16 @@ class StoreReadOnly(StoreError):
         )
 
 
+class StoreUncreatable(StoreError):
+    """The store's folder does not exist and cannot be made (a read-only home, a folder of another user)."""
+
+    def __init__(self, home: object, reason: str) -> None:
+        super().__init__(
+            f"cannot create the store in {home} ({reason}): set PASTCHATS_HOME to a folder you can write "
+            "(or pass --home) to keep it there"
+        )
+
+
 class StoreDamaged(StoreError):
     """A table of the source of truth cannot be read as it is; `pastchats doctor --fix` repairs it."""
 

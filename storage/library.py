@@ -15,6 +15,7 @@ store is its user's alone (`storage.owner_only`): opening makes it so.
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -31,7 +32,9 @@ from storage.errors import (
     EmbedderUnavailable,
     NotFound,
     StoreError,
+    StoreUncreatable,
     is_disk_full,
+    is_read_only,
 )
 from storage.models import Conversation
 from storage.owner_only import make_folder, tighten
@@ -41,7 +44,7 @@ from storage.reads.catalog_view import CatalogView
 from storage.reads.hiding import Hiding
 from storage.reads.listing import StoreStats, name_projects, project_spellings, recent_page, store_stats
 from storage.reads.results import ChatPage, RecentResult, SearchMode, SearchResult
-from storage.redaction import Redaction
+from storage.redaction import Redaction, Remembered
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.stores import catalog
 from storage.stores.keyword_index import KeywordIndex
@@ -76,6 +79,7 @@ class Library:
         self.home = home
         self.chunk_options = chunk_options
         self.redaction = redaction if redaction is not None else Redaction()
+        self._remembered = Remembered(self.redaction)  # live sync's chats, redacted again only where new
         self.model_name = model_name
         self.embedder = embedder
         self.load_error = load_error
@@ -124,7 +128,12 @@ class Library:
         A store that other users could read (written before pastchats kept it owner-only, or loosened
         since) is made owner-only, and that is said once (the walk: ~0.6 ms at 100k messages, ~4 µs an archived log).
         """
-        home = make_folder(home.expanduser())
+        try:
+            home = make_folder(home.expanduser())
+        except OSError as exc:
+            if not is_read_only(exc):
+                raise
+            raise StoreUncreatable(home, "read-only" if exc.errno == errno.EROFS else "not writable") from None
         refuse_newer(home)
         if loosened := tighten(home):
             log.warning(
@@ -224,9 +233,10 @@ class Library:
     def _reopen_store(self, dim: int) -> None:
         self.store = LanceStore(self.home / "lancedb", dim)
 
-    def ingestor(self) -> Ingestor:
+    def ingestor(self, live: bool = False) -> Ingestor:
         """Without a model the ingestor writes passages awaiting embedding (keyword-searchable at once):
-        an import never refuses for want of the model."""
+        an import never refuses for want of the model. `live`: live sync's small writes, which redact
+        only what is new in a chat this process redacted before."""
         return Ingestor(
             self.store,
             self.keywords,
@@ -235,6 +245,7 @@ class Library:
             self.chunk_options,
             model_name=self.model_name,
             redaction=self.redaction,
+            remembered=self._remembered if live else None,
         )
 
     @contextmanager
@@ -285,7 +296,8 @@ class Library:
         add_only: tuple[str, ...] = (),
         live: bool = False,
     ) -> IngestStats:
-        """Upsert by id under the inter-process write lock; only changed text is re-embedded.
+        """Upsert by id; only changed text is re-embedded. Each batch is read and redacted first, then
+        written under the inter-process write lock, which is let go between batches.
 
         `embed=False` makes the import fast: new passages are stored and keyword-searchable at once, and
         await their embedding (`embed_pending`) before the vector leg finds them. Ids starting with one
@@ -294,34 +306,48 @@ class Library:
         the vector matrix's rebuild (seconds at 100k messages) are left to `compact`, which the watcher
         runs once changes pause (its first sync of a turn is a whole one).
         """
-        ingestor = self.ingestor()
+        ingestor = self.ingestor(live=live)
+        stats = ingestor.begin()
 
         def batch_done(done: IngestProgress) -> None:
             self._show_written()
             if progress is not None:
                 progress(done)
 
-        with self.writing(timeout=wait):
-            healing.mend(self, check_tables=not live)  # a cut data file would fail the import half way otherwise
-            healing.mend_keywords(self)
-            try:
+        batches = ingestor.prepared(conversations)
+        try:
+            with self.writing(timeout=wait):
+                healing.mend(self, check_tables=not live)  # a cut data file would fail the import half way otherwise
+                healing.mend_keywords(self)
                 ingestor.repair()
-                stats = ingestor.ingest(conversations, batch_done, embed=embed, add_only=add_only, tidy=not live)
-            except Exception as exc:
-                if not is_disk_full(exc):
-                    raise
-                done = ingestor.stats
-                raise DiskFull(
-                    f"the disk holding {self.home} is full: {done.new} new and {done.updated} updated chat(s) were "
-                    "imported before it filled and are searchable; the rest were not. Free some space, then run "
-                    "the import again (it skips what is already stored)."
-                ) from None
-            try:
-                healing.write_meta(self)
-            except OSError as exc:
-                if not is_disk_full(exc):
-                    raise
-            return stats
+            # Each batch is read and redacted before the lock is taken to write it: the lock is held
+            # for writing alone, and another import or sync writes between this one's batches.
+            for batch in batches:
+                with self.writing(timeout=wait):
+                    ingestor.write_prepared(batch, batch_done, embed=embed, add_only=add_only)
+            with self.writing(timeout=wait):
+                if stats.written and not live:
+                    ingestor.tidy(stats)
+                try:
+                    healing.write_meta(self)
+                except OSError as exc:
+                    if not is_disk_full(exc):
+                        raise
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            raise DiskFull(
+                f"the disk holding {self.home} is full: {stats.new} new and {stats.updated} updated chat(s) were "
+                "imported before it filled and are searchable; the rest were not. Free some space, then run "
+                "the import again (it skips what is already stored)."
+            ) from None
+        return stats
+
+    def redact_ahead(self, conversations: Iterable[Conversation]) -> None:
+        """Redact chats a live write is about to bring, with no lock held: the live write that follows
+        finds them redacted (`storage.redaction.Remembered`) and holds the write lock to write alone."""
+        for conversation in conversations:
+            self._remembered.redact(conversation)
 
     def pending_embeddings(self) -> int:
         """How many passages await their embedding.

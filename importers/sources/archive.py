@@ -4,7 +4,9 @@ Claude Code deletes transcripts after 30 days and other agents prune or rewrite 
 keeps what was indexed so the chats can be re-imported (`pastchats import home/archive/<format>`) after
 the source is gone. The source's absolute path is mirrored below the format's folder (the drive or
 root becomes the first part), so two sources never share a copy. The copies hold the logs verbatim
-(secrets included): like the whole store, they are their user's alone (`storage.owner_only`).
+(secrets included): like the whole store, they are their user's alone (`storage.owner_only`). A
+source rewritten so that it no longer holds what it did (truncated and written anew) leaves its former
+copy beside the new one, as `<name>.earlier-<n>`.
 """
 
 from __future__ import annotations
@@ -87,6 +89,18 @@ class Archive:
         _keep_time(source, tmp)
         os.replace(tmp, target)
         return target.stat().st_size
+
+    def keep_earlier(self, relative: str) -> str | None:
+        """Set the copy aside as `<name>.earlier-<n>` (the next free n), before a source that dropped
+        part of what it held replaces it: the archive never loses what it held. Returns where, relative."""
+        target = self.path(relative)
+        if not target.is_file():
+            return None
+        number = 1
+        while (earlier := target.with_name(f"{target.name}.earlier-{number}")).exists():
+            number += 1
+        os.replace(target, earlier)
+        return f"{relative}.earlier-{number}"
 
     def keep_context(self, source: Path, relative: str) -> int:
         """Keep a small file a session's projects are read from (a registry, a `workspace.json`) up to

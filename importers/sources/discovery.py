@@ -9,6 +9,7 @@ reported.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,16 +29,31 @@ class SourceFile:
     format: str
 
 
-def files_in(format: str, location: Path) -> list[Path]:
-    """The session files at `location` (a file, or a folder searched the way `format` lays them out)."""
+def files_in(format: str, location: Path, problems: list[Skip] | None = None) -> list[Path]:
+    """The session files at `location` (a file, or a folder searched the way `format` lays them out);
+    folders under it that cannot be listed are added to `problems` (the search passes them by)."""
     try:
         if location.is_file():
             return [location]
         if location.is_dir():
+            if problems is not None:
+                problems += unlistable_folders(location)
             return sorted(path for path in registry.agent_log(format).session_files(location) if path.is_file())
     except OSError:
         pass
     return []
+
+
+def unlistable_folders(root: Path) -> list[Skip]:
+    """The folders under `root` (reached without a symbolic link) that cannot be listed."""
+    found: list[Skip] = []
+
+    def note(error: OSError) -> None:
+        found.append(Skip(str(error.filename), f"cannot read this folder: {error.strerror or error}"))
+
+    for _ in os.walk(root, onerror=note):
+        pass
+    return found
 
 
 def discover(
@@ -56,7 +72,7 @@ def discover(
 
     for format in formats:
         for location in registry.agent_log(format).default_locations(env, home):
-            add(format, files_in(format, location))
+            add(format, files_in(format, location, problems))
     for extra in extra_paths:
         path = home.joinpath(*extra.parts[1:]) if extra.parts[:1] == ("~",) else extra
         if not path.exists():
@@ -66,5 +82,6 @@ def discover(
         if detected is None:
             problems.append(Skip(str(extra), "holds no agent logs (use `pastchats import` for exports)"))
             continue
-        add(detected, files_in(detected, path))
-    return sorted(found.values(), key=lambda source: str(source.path)), problems
+        add(detected, files_in(detected, path, problems))
+    # Agents sharing a folder (the editor extensions) would each report an unreadable folder in it.
+    return sorted(found.values(), key=lambda source: str(source.path)), list(dict.fromkeys(problems))

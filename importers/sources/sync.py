@@ -18,11 +18,15 @@ What "incremental" means here, precisely:
 - A JSON Lines file whose last line has no end yet, written to moments ago (`WRITING_GRACE`), is
   being written: it is left for the next sync (reported as waiting), so a line is never read half
   written. One left that way for longer (an agent killed mid-write) is read as it is.
-A source file that disappears leaves its chats in the store and its archive copy in place.
+A source file that disappears leaves its chats in the store and its archive copy in place. One that
+its agent rewrites holding less (truncated and written anew) keeps its chats' earlier messages in the
+store beside the new ones, and its former archive copy beside the new one (`Archive.keep_earlier`):
+an agent's own rewrite is not the user's delete.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sqlite3
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from importers import registry
+from importers._files import one_read_per_folder
 from importers.base import Skip, SourceError
 from importers.sources.archive import Archive
 from importers.sources.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
@@ -40,7 +45,8 @@ from importers.sources.report import Change, SyncReport
 from importers.sources.sync_state import FileMark, SyncState, tail_hash
 from storage.errors import StoreError
 from storage.library import IngestProgress, Library
-from storage.models import Conversation
+from storage.models import Conversation, Message
+from storage.redaction import REMEMBERED
 
 __all__ = ["SyncReport", "Syncer"]
 
@@ -50,6 +56,7 @@ OPTED_OUT = "opt-out marker"  # the reason importers.registry gives
 # Seconds a JSON Lines file with an unfinished last line is taken to be mid-write (agents write a
 # record in one or a few writes, well within this); after that its last line is read as it is.
 WRITING_GRACE = 10.0
+REDACTED_AHEAD = REMEMBERED  # chats a live sync redacts before taking the write lock: what the library keeps
 
 
 @dataclass
@@ -59,6 +66,8 @@ class _Planned:
     stat: os.stat_result
     wal: tuple[int, int] | None
     old: FileMark | None
+    messages: int = 0  # what its chats hold as the file is now
+    kept: bool = False  # the store keeps messages of its chats that the file no longer holds
 
 
 def _wal(path: Path) -> tuple[int, int] | None:
@@ -114,12 +123,35 @@ class Syncer:
         for a caller that embeds them next with a progress bar that knows the total; `live`: the live
         watcher's small write (`Library.import_conversations`), compacted later by the caller."""
         report = SyncReport()
+        if live:
+            self._redact_ahead()
         try:
             with self.library.lock.hold(timeout=0):
                 self._sync(report, progress, embed, live)
         except StoreError as exc:
             report.not_run = str(exc)
         return report
+
+    def _redact_ahead(self) -> None:
+        """Live sync: read the files that changed and redact their chats before the write lock is taken,
+        so that it is held to write them, not to scan them for secrets (the library remembers what it
+        redacted; reading the files again under the lock is cheap). Anything amiss is left to the sync
+        itself, which reads them again and reports it."""
+        state = SyncState.load(self.library.home)
+        sources, _ = self.discover()
+        ahead: list[Conversation] = []
+        for source in sources:
+            if len(ahead) >= REDACTED_AHEAD or self.exclusions.excludes_path(source.path):
+                continue
+            planned = self._plan(source, state.files.get(str(source.path)), SyncReport())
+            if planned is None or planned.change == "unchanged" or _being_written(source.path, planned.stat):
+                continue
+            try:
+                conversations, _ = registry.read(source.path, source.format)
+                ahead += list(conversations)
+            except Exception:  # an importer's failure is the sync's to report
+                log.debug("sync: not read ahead: %s", source.path, exc_info=True)
+        self.library.redact_ahead(ahead[:REDACTED_AHEAD])
 
     def _sync(
         self, report: SyncReport, progress: Callable[[IngestProgress], None] | None, embed: bool, live: bool
@@ -149,7 +181,10 @@ class Syncer:
         if plan:
             marks: dict[str, FileMark] = {}
             conversations = self._conversations(plan, set(state.forgotten), marks, report)
-            stats = self.library.import_conversations(conversations, progress=progress, wait=0, embed=embed, live=live)
+            with one_read_per_folder():  # what a source needs from a file's folder: read once, not per file
+                stats = self.library.import_conversations(
+                    conversations, progress=progress, wait=0, embed=embed, live=live
+                )
             report.record(stats)
             state.files.update(marks)
         if plan or reparse:
@@ -218,6 +253,10 @@ class Syncer:
                 skips.append(Skip(conversation.id, EXCLUDED))
             else:
                 kept.append(conversation)
+        item.messages = sum(len(conversation.messages) for conversation in kept)
+        old = item.old
+        if old is not None and item.source.format not in SQLITE_FORMATS and (item.change == "edited" or old.earlier):
+            kept = [self._with_history(conversation, item) for conversation in kept]
         unreadable = [s for s in skips if s.reason != OPTED_OUT]
         if not found and unreadable:
             reason = "; ".join(s.reason for s in unreadable)
@@ -227,6 +266,38 @@ class Syncer:
         own = f"{Path(path).name}: "  # an importer's note names the file it read: said once, as its full path
         report.notes += [f"{path}: {note.removeprefix(own)}" for note in importer_report.notes]
         return kept, None
+
+    def _with_history(self, conversation: Conversation, item: _Planned) -> Conversation:
+        """`conversation` as its file now holds it, with the messages the store holds of it that the file
+        no longer does, when the file dropped some (an agent truncating its log and writing it anew: its
+        own rewrite is not the user's delete). Those come first, as they were stored; a message id the
+        new text reuses for other words keeps the earlier message under `<id>~earlier`."""
+        try:
+            stored = self.library.get(conversation.id)
+        except StoreError:
+            return conversation
+        now = {message.id: message.text for message in conversation.messages}
+        if len(conversation.messages) >= len(stored.messages) and all(m.id in now for m in stored.messages):
+            return conversation  # nothing dropped: an ordinary edit
+        earlier = [m for m in stored.messages if now.get(m.id) != m.text]
+        if not earlier:
+            return conversation
+        item.kept = True
+        taken = set(now)
+        messages: list[Message] = []
+        for message in [*earlier, *conversation.messages]:
+            message_id = message.id
+            while message_id in taken and message in earlier:
+                message_id = f"{message_id}~earlier"
+            taken.add(message_id)
+            messages.append(dataclasses.replace(message, id=message_id, index=len(messages)))
+        return conversation.model_copy(
+            update={
+                "messages": messages,
+                "created_at": min(conversation.created_at, stored.created_at),
+                "updated_at": max(conversation.updated_at, stored.updated_at),
+            }
+        )
 
     def _mark(self, item: _Planned, kept: list[Conversation], error: str | None, report: SyncReport) -> FileMark:
         """Bring the archive copy up to date (when something from the file is kept) and say how far we read."""
@@ -244,6 +315,8 @@ class Syncer:
                 written = self.archive.append(path, relative, old.size, item.stat.st_size)
                 size = old.size + written
             else:
+                if old and (item.messages < old.messages if old.messages is not None else item.kept):
+                    self.archive.keep_earlier(relative)  # the file lost messages its copy holds
                 size = written = self.archive.copy(path, relative)
             report.archived_bytes += written
             archived = relative
@@ -252,7 +325,12 @@ class Syncer:
                 report.archived_bytes += self.archive.keep_context(context, self.archive.relative_for(fmt, context))
         digest = ""
         if fmt not in SQLITE_FORMATS:
-            digest = tail_hash(self.archive.path(relative) if kept else path, size)
+            try:
+                digest = tail_hash(self.archive.path(relative) if kept else path, size)
+            except OSError:
+                if kept:
+                    raise
+                # Unreadable, and reported so by the read: recorded with no digest, read again when it changes.
         return FileMark(
             format=fmt,
             size=size,
@@ -264,4 +342,6 @@ class Syncer:
             # deleting them later still finds it.
             conversations=list(dict.fromkeys([c.id for c in kept] + (old.conversations if old else []))),
             error=error,
+            messages=item.messages,
+            earlier=item.kept or bool(old and old.earlier),
         )

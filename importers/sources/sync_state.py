@@ -54,6 +54,12 @@ class FileMark(BaseModel):
     archive: str | None = Field(default=None, description="The archive copy, relative to `home/archive`.")
     conversations: list[str] = Field(default_factory=list, description="Ids imported from this file.")
     error: str | None = Field(default=None, description="Why nothing could be imported (not retried until it changes).")
+    messages: int | None = Field(default=None, description="Messages its chats held when last read.")
+    earlier: bool = Field(
+        default=False,
+        description="The file once dropped messages the store keeps (rewritten by its agent): each read of it "
+        "keeps them beside what it holds.",
+    )
 
 
 class SyncState(BaseModel):

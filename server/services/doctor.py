@@ -40,7 +40,20 @@ def check_model(settings: Settings) -> Check:
     fix = install_hint(report["model"])
     if report["loads"]:
         return Check("model", True, f"{report['model']} is installed and loads ({report['dim']} dims)", None, report)
+    if (parent := _unwritable_parent(settings.model_cache)) is not None:
+        fix = (
+            f"{parent} is read-only or not yours to write, so the model cannot be installed there: "
+            "export PASTCHATS_MODEL_CACHE=/a/folder/you/can/write, then " + fix
+        )
     return Check("model", False, report["problem"] or f"{report['model']} does not load", fix, report)
+
+
+def _unwritable_parent(home: Path) -> Path | None:
+    """The nearest existing folder above a store not made yet, when the store cannot be made in it."""
+    parent = home
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    return None if os.access(parent, os.W_OK) else parent
 
 
 def check_store(settings: Settings, model_ok: bool) -> Check:
@@ -50,6 +63,15 @@ def check_store(settings: Settings, model_ok: bool) -> Check:
     details = {key: str(value) if isinstance(value, Path) else value for key, value in asdict(health).items()}
     if health.blockers:
         return Check("store", False, "; ".join(health.blockers), None, details)
+    if not health.exists and (parent := _unwritable_parent(health.home)) is not None:
+        return Check(
+            "store",
+            False,
+            f"the store at {health.home} cannot be created: {parent} is read-only or not yours to write",
+            f"export PASTCHATS_HOME=/a/folder/you/can/write  (where the store is kept; every command reads it), "
+            f"or make {parent} writable",
+            details,
+        )
     if not health.exists or (health.conversations == 0 and not health.problems):
         where = "does not exist yet" if not health.exists else "holds no chats"
         fix = "pastchats sync  (agent logs), pastchats import FILE  (exports), or pastchats import --sample"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from typing import TYPE_CHECKING
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from starlette.requests import HTTPConnection
 
@@ -57,6 +57,12 @@ def csrf_ok(token: str, sent: object) -> bool:
     return isinstance(sent, str) and hmac.compare_digest(sent.encode(), csrf_token(token).encode())
 
 
+def _here(path: str) -> str:
+    """`path` as a location on this page: quoted (no line break or other byte can reach the header) and
+    with one leading slash (`//evil.com/` or `/\\evil.com/` would be another site to a browser)."""
+    return "/" + quote(path.lstrip("/\\"), safe="/")
+
+
 class TokenGate:
     """ASGI middleware: the token (in the query once, then the cookie) on every request; the safety
     headers on every answer."""
@@ -75,7 +81,9 @@ class TokenGate:
         given = [value for name, value in query if name == "token"]
         if given and self._matches(given[-1].encode()):
             rest = urlencode([(name, value) for name, value in query if name != "token"])
-            await self._answer(send, 303, b"", [(b"location", (scope["path"] + (f"?{rest}" if rest else "")).encode())])
+            await self._answer(
+                send, 303, b"", [(b"location", (_here(scope["path"]) + (f"?{rest}" if rest else "")).encode())]
+            )
         elif self._matches(request.cookies.get(self.cookie, "").encode()):
 
             async def with_headers(message: Message) -> None:

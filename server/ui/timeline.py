@@ -18,6 +18,7 @@ LISTED = 30
 PERIODS = 60  # periods a page of the timeline shows, newest first  # chats a period's page lists
 BAR = 240  # width of the longest bar, in pixels
 TICK = timedelta(microseconds=1)  # the listing's bounds are exclusive
+FIRST_DAY, LAST_DAY = "0001-01-08", "9999-12-24"  # the periods whose bounds are dates, by day or week
 
 
 def period_start(at: datetime, by: Period) -> date:
@@ -52,7 +53,9 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
         if text(params, "period"):
             return _period(ctx, params, by, project, source, form)
         rows = ctx.library.activity(project=project, source=source)
-    except PastchatsError as exc:  # an unknown project or source, a period that is not a date
+    except BadInput:  # a period that is not one: the page answers 400 and says why
+        raise
+    except PastchatsError as exc:  # an unknown project or source
         return "Timeline", join([form, notice(str(exc), "bad")])
     counts: dict[date, Counter[str]] = {}
     by_day = Counter((at.date(), chat_source) for at, _, chat_source, _ in rows)  # times are UTC already
@@ -125,10 +128,13 @@ def _period(
     begun = parse_iso(params.get("period", ""))
     if begun is None:
         raise BadInput("period: give the first day of the period, like 2025-01-20")
-    start = datetime.combine(period_start(begun, by), datetime.min.time(), UTC)
-    end = start + timedelta(days=7 if by == "week" else 1)
-    page_before = parse_iso(params.get("before", "")) or end
-    result = ctx.library.recent(n=LISTED, after=start - TICK, before=page_before, project=project, source=source)
+    try:
+        start = datetime.combine(period_start(begun, by), datetime.min.time(), UTC)
+        end = start + timedelta(days=7 if by == "week" else 1)
+        page_before = parse_iso(params.get("before", "")) or end
+        result = ctx.library.recent(n=LISTED, after=start - TICK, before=page_before, project=project, source=source)
+    except OverflowError:  # a period at either end of the calendar: its bounds are not dates
+        raise BadInput(f"period: give a day between {FIRST_DAY} and {LAST_DAY}, like 2025-01-20") from None
     title = period_name(start.date(), by)
     back = h('<p><a href="{}">← the whole timeline</a></p>', link("/timeline", by=by, project=project, source=source))
     listing = join(chat_card(hit) for hit in result.chats) if result.chats else notice("No chats in this period.")

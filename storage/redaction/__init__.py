@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -23,12 +24,13 @@ from typing import Any
 from storage.models import Conversation
 from storage.redaction.rules import Finding, RuleSet, files_stamp
 
-__all__ = ["PLACEHOLDER", "Redaction", "redaction_counts"]
+__all__ = ["PLACEHOLDER", "REMEMBERED", "Redaction", "Remembered", "redaction_counts"]
 
 # A record's fields that are never chat text: ids, names of sources and roles, times, the reason it was set aside.
 RECORD_FIELDS = frozenset(
     {"id", "source", "role", "created_at", "updated_at", "project", "url", "index", "quarantined"}
 )
+REMEMBERED = 64  # chats `Remembered` keeps: more than a live sync brings at once
 PLACEHOLDER = re.compile(r"\[redacted: ([a-z0-9][a-z0-9-]*) #(\d+)\]")
 
 
@@ -97,6 +99,35 @@ class Redaction:
         redacted = conversation.model_copy(update={"title": title, "messages": messages})
         return redacted, Counter(kind for kind, _ in chat.numbers)
 
+    def redact_after(self, conversation: Conversation, seen: _Seen | None) -> tuple[Conversation, Counter[str], _Seen]:
+        """`redact`, scanning only what `seen` (this chat as last redacted) does not already hold: its
+        messages that come back unchanged, at the same place, keep their redacted text, and the new ones
+        are numbered on from the same secrets (a secret seen before keeps its number). Returns what to
+        remember for the next time."""
+        if not self.enabled:
+            return conversation, Counter(), _Seen("", "", (), (), _Chat(self))
+        same = seen is not None and seen.title == conversation.title
+        chat = seen.chat.copy() if same and seen is not None else _Chat(self)
+        title = seen.redacted_title if same and seen is not None else chat.redact(conversation.title)
+        messages = []
+        hashes = []
+        redacted_texts = []
+        for position, message in enumerate(conversation.messages):
+            digest = _digest(message.id, message.text)
+            if same and seen is not None and position < len(seen.hashes) and seen.hashes[position] == digest:
+                text = seen.texts[position]
+            else:
+                same = False  # from the first change on, every message is scanned
+                text = chat.redact(message.text)
+            hashes.append(digest)
+            redacted_texts.append(text)
+            messages.append(message if text == message.text else dataclasses.replace(message, text=text))
+        remembered = _Seen(conversation.title, title, tuple(hashes), tuple(redacted_texts), chat)
+        if not chat.numbers:
+            return conversation, Counter(), remembered
+        redacted = conversation.model_copy(update={"title": title, "messages": messages})
+        return redacted, Counter(kind for kind, _ in chat.numbers), remembered
+
     def redact_record(self, record: dict[str, Any]) -> dict[str, Any]:
         """A plain-format record (as `storage.writing.quarantine` keeps one) with its texts redacted as its chat's."""
         chat = _Chat(self)
@@ -121,6 +152,11 @@ class _Chat:
         self.numbers: dict[tuple[str, str], int] = {}  # (kind, secret) -> its number in this chat
         self._by_secret: dict[str, str] = {}  # secret -> its placeholder
 
+    def copy(self) -> _Chat:
+        chat = _Chat(self.redaction)
+        chat.numbers, chat._by_secret = dict(self.numbers), dict(self._by_secret)
+        return chat
+
     def redact(self, text: str) -> str:
         findings = self.redaction.find(text)
         if not findings:
@@ -143,3 +179,41 @@ class _Chat:
         placeholder = f"[redacted: {finding.kind} #{number}]"
         self._by_secret[finding.secret] = placeholder
         return placeholder
+
+
+def _digest(message_id: str, text: str) -> bytes:
+    return hashlib.blake2b(f"{message_id}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """A chat as last redacted: digests of its raw messages, their redacted texts, its placeholders."""
+
+    title: str
+    redacted_title: str
+    hashes: tuple[bytes, ...]
+    texts: tuple[str, ...]
+    chat: _Chat
+
+
+class Remembered:
+    """The last few chats redacted by this process, so that a chat read again with more messages (an
+    agent's log that grew, synced live) has only its new messages scanned, numbered on from its earlier
+    ones. Held in memory only, as any chat being written is; a chat not remembered is redacted whole."""
+
+    def __init__(self, redaction: Redaction, chats: int = REMEMBERED):
+        self.redaction = redaction
+        self._chats: OrderedDict[str, _Seen] = OrderedDict()
+        self._size = chats
+        self._lock = threading.Lock()
+
+    def redact(self, conversation: Conversation) -> tuple[Conversation, Counter[str]]:
+        with self._lock:
+            seen = self._chats.get(conversation.id)
+        redacted, found, remembered = self.redaction.redact_after(conversation, seen)
+        with self._lock:
+            self._chats[conversation.id] = remembered
+            self._chats.move_to_end(conversation.id)
+            while len(self._chats) > self._size:
+                self._chats.popitem(last=False)
+        return redacted, found

@@ -20,7 +20,7 @@ import numpy as np
 from storage.embedding.embedder import Embedder, Vectors
 from storage.errors import is_disk_full
 from storage.models import Conversation
-from storage.redaction import Redaction
+from storage.redaction import Redaction, Remembered
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, unit_time
 from storage.times import naive_utc
@@ -114,6 +114,17 @@ def _batches(conversations: Iterable[Conversation], notes: list[str]) -> Iterato
         yield batch
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """One batch of an import, redacted and fingerprinted, ready to be written."""
+
+    conversations: int  # read, counted before duplicates are dropped
+    messages: int
+    unique: dict[str, Conversation]
+    found: dict[str, Counter[str]]  # secrets redacted per chat, by kind
+    versions: dict[str, str]  # fingerprints
+
+
 def _not_replaced(conversation_id: str) -> str:
     owner = conversation_id.split(":", 1)[0]
     return (
@@ -132,18 +143,23 @@ class Ingestor:
         options: ChunkOptions = DEFAULT_OPTIONS,
         model_name: str | None = None,
         redaction: Redaction | None = None,
+        remembered: Remembered | None = None,
     ):
         """`embedder` None: every new passage is stored awaiting its embedding (`model_name` names the
         model its vectors will come from). `redaction`: how secrets are taken out of every conversation
-        before anything of it is written (default: redacted with every rule)."""
+        before anything of it is written (default: redacted with every rule). `remembered`: the chats
+        this process redacted last, so that a chat read again with more messages (live sync) has only
+        its new messages scanned."""
         self.options = options
         self.redaction = redaction if redaction is not None else Redaction()
+        self.remembered = remembered
         self.store = store
         self.keywords = keywords
         self.embedder = embedder
         self.lock = lock
         self.quarantine = Quarantine(lock.journal_path.parent)
         self.stats = IngestStats()
+        self._done = self._messages = 0  # conversations and messages of this import prepared and written
         name = embedder.model_name if embedder is not None else model_name
         if name is None:
             raise ValueError("an ingestor without an embedder needs the model name")
@@ -163,8 +179,23 @@ class Ingestor:
         A conversation whose id starts with one of `add_only` is written only when the store does not
         hold that id yet: it never replaces a stored chat (another format's, `registry.foreign_prefixes`).
         """
-        stats = self.stats = IngestStats()  # read by the caller when the disk fills part way
-        done = messages = 0
+        stats = self.begin()
+        for batch in self.prepared(conversations):
+            self.write_prepared(batch, progress, embed, add_only)
+        if stats.written and tidy:
+            self.tidy(stats)
+        return stats
+
+    def begin(self) -> IngestStats:
+        """Start counting a new import (`prepared`, then `write_prepared` for each of its batches)."""
+        self.stats = IngestStats()  # read by the caller when the disk fills part way
+        self._done = self._messages = 0
+        return self.stats
+
+    def prepared(self, conversations: Iterable[Conversation]) -> Iterator[Prepared]:
+        """The conversations in batches, each redacted and fingerprinted: what costs time and needs no
+        write lock, so that a caller takes the lock only to write (`write_prepared`)."""
+        stats = self.stats
         for batch in _batches(conversations, stats.notes):
             unique: dict[str, Conversation] = {}
             found: dict[str, Counter[str]] = {}
@@ -172,40 +203,49 @@ class Ingestor:
                 if conversation.id in unique:
                     stats.skipped.append(f"{conversation.id}: appears twice in this import; the last one was kept")
                 # Before the fingerprint: what is compared, stored, embedded and indexed is the redacted chat.
-                unique[conversation.id], found[conversation.id] = self.redaction.redact(conversation)
-            stored = self.store.versions(list(unique))
+                redact = self.remembered.redact if self.remembered is not None else self.redaction.redact
+                unique[conversation.id], found[conversation.id] = redact(conversation)
             # One hash over every message per conversation, reused by every table written below.
             versions = {cid: conversation.fingerprint() for cid, conversation in unique.items()}
-            changed = []
-            for conversation in unique.values():
-                if stored.get(conversation.id) == versions[conversation.id]:
-                    stats.unchanged += 1
-                elif conversation.id in stored and conversation.id.startswith(add_only):
-                    stats.skipped.append(_not_replaced(conversation.id))
+            yield Prepared(len(batch), sum(len(c.messages) for c in batch), unique, found, versions)
+
+    def write_prepared(
+        self,
+        batch: Prepared,
+        progress: Callable[[IngestProgress], None] | None = None,
+        embed: bool = True,
+        add_only: tuple[str, ...] = (),
+    ) -> None:
+        """Write one prepared batch (callers hold the write lock)."""
+        stats, unique, versions = self.stats, batch.unique, batch.versions
+        stored = self.store.versions(list(unique))
+        changed = []
+        for conversation in unique.values():
+            if stored.get(conversation.id) == versions[conversation.id]:
+                stats.unchanged += 1
+            elif conversation.id in stored and conversation.id.startswith(add_only):
+                stats.skipped.append(_not_replaced(conversation.id))
+            else:
+                changed.append(conversation)
+        if changed:
+            embedded, reused, failed = self._write(changed, versions, embed=embed)
+            for conversation in changed:
+                if conversation.id in failed:
+                    stats.skipped.append(f"{conversation.id}: {failed[conversation.id]}")
+                    stats.quarantined.append(conversation.id)
+                    continue
+                if conversation.id in stored:
+                    stats.updated += 1
                 else:
-                    changed.append(conversation)
-            if changed:
-                embedded, reused, failed = self._write(changed, versions, embed=embed)
-                for conversation in changed:
-                    if conversation.id in failed:
-                        stats.skipped.append(f"{conversation.id}: {failed[conversation.id]}")
-                        stats.quarantined.append(conversation.id)
-                        continue
-                    if conversation.id in stored:
-                        stats.updated += 1
-                    else:
-                        stats.new += 1
-                    stats.messages += len(conversation.messages)
-                    stats.redacted.update(found[conversation.id])
-                stats.chunks_embedded += embedded
-                stats.chunks_reused += reused
-            done += len(batch)
-            messages += sum(len(c.messages) for c in batch)
-            if progress is not None:
-                progress(IngestProgress(done, messages))
-        if stats.written and tidy:
-            self.tidy(stats)
-        return stats
+                    stats.new += 1
+                stats.messages += len(conversation.messages)
+                stats.redacted.update(batch.found[conversation.id])
+            stats.chunks_embedded += embedded
+            stats.chunks_reused += reused
+        self._done += batch.conversations
+        self._messages += batch.messages
+        if progress is not None:
+            progress(IngestProgress(self._done, self._messages))
 
     def tidy(self, stats: IngestStats) -> None:
         """What follows a write: scalar indexes, compaction, the vector matrix. The chats are committed

@@ -4,8 +4,9 @@ Every process that syncs (each client's `pastchats serve`, `pastchats sync --wat
 store's watch turn: an OS lock on `<home>/watch.lock` (filelock: `flock`, `LockFileEx`), which the
 operating system lets go when its holder exits or is killed, so a `kill -9` frees it. The holder
 watches the agents' folders with watchfiles (Rust's notify: inotify, FSEvents,
-ReadDirectoryChangesW), or polls them where file events are unavailable (a network filesystem, a
-container's host mount, or events that fail to start), and after each burst of changes runs the one
+ReadDirectoryChangesW), each real folder on its own so that no symbolic link leads it out of them,
+or polls them where file events are unavailable (a network filesystem, a container's host mount, or
+events that fail to start), and after each burst of changes runs the one
 sync there is (`Syncer.run_once`): the new text is keyword-searchable when it returns, and its
 passages are embedded next in small batches, which stop as soon as more changes arrive. The others
 ask for the turn again every `TAKEOVER_POLL` seconds, and read what the holder writes as they read
@@ -124,6 +125,24 @@ def network_filesystem(path: Path) -> str | None:
     return best[1] if best[1] in NETWORK_FILESYSTEMS else None
 
 
+def watched_folders(roots: Sequence[Path]) -> list[Path]:
+    """The roots (files or folders) and every folder under them reached without a symbolic link: what
+    the watcher watches, each on its own."""
+    found: list[Path] = []
+    for root in roots:
+        found.append(root)
+        if not root.is_dir():
+            continue
+        for folder, subfolders, _ in os.walk(root, followlinks=False, onerror=None):
+            subfolders[:] = [name for name in subfolders if not os.path.islink(os.path.join(folder, name))]
+            found += [Path(folder, name) for name in subfolders]
+    return found
+
+
+def _new_folder(path: Path, watched: set[Path]) -> bool:
+    return path not in watched and path.is_dir() and not path.is_symlink()
+
+
 class _Halt:
     """What stops one watch: the process stopping, or the watched folders changing."""
 
@@ -238,33 +257,49 @@ class Watcher:
                 events.join(timeout=5)
 
     def _events(self, roots: list[Path], why_polling: str | None, halt: _Halt) -> None:
+        """Raise `_changed` on each burst of changes in the agents' folders, until `halt`.
+
+        Each real folder under the roots is watched on its own, not recursively: the OS watcher would
+        follow a symbolic link out of the agents' folders (`ln -s /usr ~/.claude/projects/x` spent
+        thousands of the user's inotify watches on /usr). A folder created under them starts the
+        watch again with it included."""
         import watchfiles
 
-        try:
-            for _changes in watchfiles.watch(
-                *roots,
-                watch_filter=None,
-                debounce=DEBOUNCE_MS,
-                step=STEP_MS,
-                stop_event=halt,
-                force_polling=why_polling is not None,
-                poll_delay_ms=POLL_MS,
-                raise_interrupt=False,
-                ignore_permission_denied=True,
-            ):
-                if self._seen_at is None:
-                    self._seen_at = time.monotonic()
-                self._changed.set()
-        except Exception as exc:  # events that fail to start (the OS's watch limit): polling still works
-            if why_polling is not None:
-                log.exception("watching the agent logs failed; they are synced at the next rescan")
+        while not halt.is_set():
+            folders = watched_folders(roots)
+            known = set(folders)
+            grown = False
+            try:
+                for changes in watchfiles.watch(
+                    *folders,
+                    watch_filter=None,
+                    debounce=DEBOUNCE_MS,
+                    step=STEP_MS,
+                    stop_event=halt,
+                    force_polling=why_polling is not None,
+                    poll_delay_ms=POLL_MS,
+                    raise_interrupt=False,
+                    ignore_permission_denied=True,
+                    recursive=False,
+                ):
+                    if self._seen_at is None:
+                        self._seen_at = time.monotonic()
+                    self._changed.set()
+                    if any(_new_folder(Path(path), known) for _, path in changes):
+                        grown = True
+                        break
+            except Exception as exc:  # events that fail to start (the OS's watch limit): polling still works
+                if why_polling is not None:
+                    log.exception("watching the agent logs failed; they are synced at the next rescan")
+                    return
+                why_polling = f"file events failed ({' '.join(str(exc).split())[:120]})"
+                log.warning("%s: polling the agent logs instead", why_polling)
+                if self.status is not None:
+                    self.status.mode, self.status.why_polling = "polling", why_polling
+                    self._write_status()
+                continue
+            if not grown:
                 return
-            why = f"file events failed ({' '.join(str(exc).split())[:120]})"
-            log.warning("%s: polling the agent logs instead", why)
-            if self.status is not None:
-                self.status.mode, self.status.why_polling = "polling", why
-                self._write_status()
-            self._events(roots, why, halt)
 
     def _serve(self, stop: threading.Event, roots: list[Path]) -> None:
         """Sync on each burst of changes (and at each rescan), embed in between; return when the set

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -31,7 +30,6 @@ from storage.errors import (
     DiskFull,
     EmbedderUnavailable,
     NotFound,
-    StoreError,
     StoreUncreatable,
     is_disk_full,
     is_read_only,
@@ -53,6 +51,7 @@ from storage.units.passages import DEFAULT_OPTIONS, ChunkOptions
 from storage.upkeep import healing, idle_release
 from storage.upkeep.model_record import ModelRecord
 from storage.upkeep.store_meta import refuse_newer, vector_size
+from storage.writing import embedding_pass
 from storage.writing.ingest import Ingestor, IngestProgress, IngestStats
 from storage.writing.journal import DeletedWatch
 from storage.writing.locks import WriteLock
@@ -62,8 +61,6 @@ ModelLoader = Callable[[str], Embedder]
 __all__ = ["IngestProgress", "Library"]  # IngestProgress: what an import reports, for its callers
 
 log = logging.getLogger(__name__)
-
-EMBED_BATCH = 512  # passages embedded per commit by `embed_pending`: ~10-30 s of model time here
 
 
 class Library:
@@ -377,7 +374,7 @@ class Library:
         self,
         *,
         progress: Callable[[int, int], None] | None = None,
-        batch: int = EMBED_BATCH,
+        batch: int = embedding_pass.EMBED_BATCH,
         wait: float = -1,
         until: Callable[[], bool] | None = None,
         fold: bool = True,
@@ -394,44 +391,7 @@ class Library:
         (searches find them there) for a later `compact`, rather than compacting at the end (seconds
         at 100k messages, under the lock). Needs the embedding model.
         """
-        if self.embedder is None:
-            raise StoreError(f"cannot embed without the embedding model ({self.load_error})")
-        ingestor = self.ingestor()
-        total = self.store.pending_count()
-        done = 0
-        tried: set[str] = set()  # each conversation once per call: a row that cannot be embedded never loops
-        # The conversations waiting, read once (a read costs ~130 ms at 100k messages, ~350 batches)
-        # and again when they are all done: what another process wrote between batches is found then,
-        # and a chat it changed or deleted meanwhile is embedded as it is now, or skipped.
-        waiting: deque[tuple[str, int]] = deque()
-        while True:
-            with self.writing(timeout=wait):
-                if not waiting:
-                    waiting.extend((cid, n) for cid, n in self.store.pending_owners().items() if cid not in tried)
-                if not waiting:
-                    release = getattr(self.embedder, "release_documents_model", None)
-                    if release is not None:  # the model's document sessions are not needed for what follows
-                        release()
-                    idle_release.trim_free_memory()  # what the pass freed, back before the compaction's peak
-                    if done and fold:  # fold the new vectors in: searches then need no LanceDB lookups
-                        self._fold()
-                    return done
-                chosen, size = [], 0
-                while waiting and size < batch:
-                    cid, count = waiting.popleft()
-                    chosen.append(cid)
-                    size += count
-                tried.update(chosen)
-                before = self.store.pending_count(chosen)  # as it is now (~3 ms): another writer may have been
-                ingestor.embed_some(chosen)
-                self.lock.touched.extend(chosen)  # their passages' counts changed: the catalog re-reads them
-                done += before - self.store.pending_count(chosen)
-                if self.store.matrix_needs_build():  # the change log overflowed: keep vector search fast
-                    self.store.build_matrix()
-            if progress is not None:
-                progress(min(done, total), total)
-            if until is not None and until():
-                return done
+        return embedding_pass.embed_pending(self, progress=progress, batch=batch, wait=wait, until=until, fold=fold)
 
     def compact(self, *, wait: float = -1) -> None:
         """Fold what many small writes left (the live watcher's) into compacted tables and a rebuilt
@@ -439,9 +399,10 @@ class Library:
         import checks them."""
         with self.writing(timeout=wait):
             healing.mend(self, check_tables=True)
-            self._fold()
+            self.fold()
 
-    def _fold(self) -> None:
+    def fold(self) -> None:
+        """Compact the tables and rebuild the vector matrix from them (under the write lock)."""
         self.store.ensure_indexes()
         self.store.optimize()  # one commit per batch: compact, and drop what they replaced
         # Readers trust the catalog only while it names the tables' newest versions: say at once that

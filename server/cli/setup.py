@@ -39,7 +39,7 @@ def setup(
     Keeps every other server and setting, backs up the old file, and changes nothing when the entry is
     already there. Restart the client afterwards. `--remove` undoes it.
     """
-    from server.services.setup_clients import SetupError, default_config_path, entry, executable, write_entry
+    from server.services.setup_clients import default_config_path, entry, executable
     from server.settings import default_home, default_model_cache
 
     settings: Settings = make_settings(ctx)
@@ -66,6 +66,14 @@ def setup(
         click.echo(json.dumps({kind.servers_key: {"pastchats": ours}}, indent=2))
         click.echo(f"(for {path})", err=True)
         return
+    _write_client(client, path, ours, as_json)
+
+
+def _write_client(client: str, path: Path, ours: dict[str, Any], as_json: bool) -> None:
+    """Write pastchats' entry into one client's config and say what was done."""
+    from server.services.setup_clients import SetupError, write_entry
+
+    kind = CLIENTS[client]
     try:
         result = write_entry(client, path, ours)
     except SetupError as exc:

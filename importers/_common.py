@@ -19,6 +19,7 @@ from typing import Any
 from importers.base import ImportReport
 from storage.errors import PastchatsError
 from storage.models import Conversation, Message, Role
+from storage.redaction import redact_part
 from storage.times import RANGE, iso_z, parse_iso, storable
 
 OPT_OUT_MARKER = "pastchats: do-not-index"
@@ -108,9 +109,16 @@ def env_folder(env: Mapping[str, str], variable: str, home: Path, *default: str)
 
 
 def shorten(text: str, limit: int = 200) -> str:
-    """One line, whitespace collapsed, cut to `limit` characters with an ellipsis."""
-    line = " ".join(text[: limit * 4].split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    """One line, whitespace collapsed, cut to `limit` characters with an ellipsis: the secrets of the
+    whole text redacted first (`redact_part`), so that no cut or joined line hides one from the rules."""
+    line = " ".join(redact_part(text)[: limit * 4].split())
+    if len(line) <= limit:
+        return line
+    line = line[: limit - 1]
+    opened = line.rfind("[redacted: ")
+    if opened >= 0 and line.find("]", opened) < 0:  # never half a placeholder
+        line = line[:opened]
+    return line.rstrip() + "…"
 
 
 _TOOL_ARG_KEYS = (
@@ -142,7 +150,7 @@ def summarise_tool_call(name: str, arguments: object) -> str:
                 detail = value
                 break
         else:
-            detail = json.dumps(arguments, ensure_ascii=False, default=str)[:400] if arguments else ""
+            detail = json.dumps(arguments, ensure_ascii=False, default=str) if arguments else ""
     elif isinstance(arguments, str):
         detail = arguments
     name = shorten(name or "unknown", 60)

@@ -39,6 +39,7 @@ from importers._common import (
     count_unknown,
     note_unknown,
     parse_time,
+    shorten,
     summarise_tool_call,
 )
 from importers._files import file_time, iter_jsonl, read_head, read_regular
@@ -220,7 +221,7 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
             Turn(as_str(request.get("responseId")) or f"{key}:response", "assistant", answer, _answered(request))
         )
     first = _message_text(requests[0].get("message")) if requests else ""
-    title = as_str(data.get("customTitle")) or first.split("\n", 1)[0][:50]
+    title = as_str(data.get("customTitle")) or shorten(first.split("\n", 1)[0], 50)
     return build_conversation(
         id=f"copilot-chat:{session}",
         source="copilot-chat",

@@ -35,6 +35,7 @@ from importers._common import (
     expand_home,
     note_unknown,
     parse_time,
+    shorten,
     summarise_tool_call,
     summarise_tool_result,
 )
@@ -168,7 +169,7 @@ def _turns(message_id: object, role: object, parts: object, created: object, *, 
             text = summarise_tool_result(as_str(data.get("content")), error=bool(data.get("is_error")))
             turns.append(Turn(f"{key}:{number}", "tool", text, when))
         elif part_type in {"image_url", "binary"}:
-            lines.append(f"[file {as_str(data.get('Path')) or as_str(data.get('url'))[:80] or 'attached'}]")
+            lines.append(f"[file {as_str(data.get('Path')) or shorten(as_str(data.get('url')), 80) or 'attached'}]")
         elif part_type == "shell_command":
             lines.append(f"$ {as_str(data.get('command'))}")
             turns.append(Turn(f"{key}:{number}", "tool", summarise_tool_result(_shell_output(data)), when))

@@ -20,6 +20,7 @@ from importers._files import open_regular
 from importers._json import BrokenJson, Malformed, iter_json_values
 from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Message, Role, UtcDatetime
+from storage.redaction import redact_part
 from storage.safe_text import id_problem
 
 ROLE_ALIASES: dict[str, Role] = {
@@ -92,7 +93,7 @@ def title_from(messages: list[Message]) -> str:
     """A title for an untitled chat: the start of its first user message."""
     for message in messages:
         if message.role == "user" and message.text.strip():
-            words = " ".join(message.text.split())
+            words = " ".join(redact_part(message.text).split())  # secrets out before the cut
             return words if len(words) <= 80 else words[:77].rstrip() + "..."
     return "Untitled conversation"
 

@@ -165,7 +165,7 @@ class Ingestor:
         """
         stats = self.stats = IngestStats()  # read by the caller when the disk fills part way
         done = messages = 0
-        for batch in _batches(conversations, stats.notes):
+        for batch in _batches(self.redaction.reading(conversations), stats.notes):
             unique: dict[str, Conversation] = {}
             found: dict[str, Counter[str]] = {}
             for conversation in batch:

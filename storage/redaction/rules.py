@@ -7,7 +7,7 @@ strings, shell commands and prose, `.env` lines with short values. Each rule is 
 
 - `keywords`: the rule runs only on a text that holds one of them (lower-cased), which is what keeps a
   scan of ordinary prose cheap;
-- `regex`: RE2, run by RE2 itself (google-re2) over the text's UTF-8 bytes, as gitleaks' Go regexp does:
+- `regex`: RE2 (a key may end at punctuation too: `CHAT_KEY_END`), run by RE2 itself (google-re2) over the text's UTF-8 bytes, as gitleaks' Go regexp does:
   linear time whatever the text, and the rules' own semantics (flags set mid-pattern, POSIX classes,
   ASCII `\\w`, `\\s` and `\\b`);
 - the secret is the `secretGroup`th group, else the first group that matched, else the whole match;
@@ -62,6 +62,13 @@ RANKS = {
     "generic-api-key": 3,
     "prose-password": 4,
 }
+
+# Where gitleaks' rules let a key end: a quote, a space, `;`, an escaped line break or the end, as keys
+# end in source code. In chats a key ends a sentence or a clause too (`my key is sk-...AA.`, `...AA)`,
+# `?api_key=...&`, `密钥：...，`): the one change made to the maintained rules as they are read is that
+# the same group also takes ASCII punctuation no key format holds and any non-ASCII character.
+KEY_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+CHAT_KEY_END = r"""(?:[\x60'"\s;.,:!?&)\]}>|*]|\\[nr]|$|[^\x00-\x7f])"""
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False  # a rule that does not compile is raised as an error naming it, not logged by RE2
@@ -199,7 +206,7 @@ class Rule:
             return None
         allowlists = tuple(a for a in map(Allowlist.parse, table.get("allowlists", ())) if a is not None)
         try:
-            pattern = compile_rule(table["regex"])
+            pattern = compile_rule(str(table["regex"]).replace(KEY_END, CHAT_KEY_END))
         except ValueError as exc:
             raise ValueError(f"rule {table.get('id')!r}: {exc}") from None
         return cls(

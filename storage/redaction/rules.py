@@ -7,9 +7,9 @@ strings, shell commands and prose, `.env` lines with short values. Each rule is 
 
 - `keywords`: the rule runs only on a text that holds one of them (lower-cased), which is what keeps a
   scan of ordinary prose cheap;
-- `regex`: RE2 (a key may end at punctuation too: `CHAT_KEY_END`), run by RE2 itself (google-re2) over the text's UTF-8 bytes, as gitleaks' Go regexp does:
-  linear time whatever the text, and the rules' own semantics (flags set mid-pattern, POSIX classes,
-  ASCII `\\w`, `\\s` and `\\b`);
+- `regex`: RE2, run by RE2 itself (google-re2) over the text's UTF-8 bytes as gitleaks' Go regexp
+  does: linear time whatever the text, and the rules' own semantics (flags set mid-pattern, POSIX
+  classes, ASCII `\\w`, `\\s` and `\\b`); a key may end at punctuation too (`CHAT_KEY_END`);
 - the secret is the `secretGroup`th group, else the first group that matched, else the whole match;
 - `entropy`: a secret whose Shannon entropy (bits per character) is not above it is not one;
 - `allowlists` (the rule's and the global one): a secret is kept when an allowlist's regexes match its

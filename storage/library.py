@@ -254,17 +254,20 @@ class Library:
             return None
         return info.st_mtime_ns, info.st_size, info.st_ino
 
-    def _follow_model(self) -> None:
-        if self._follow is None:
-            return
+    def _follow_store(self) -> None:
+        """Before a read answers: what another process recorded in `store.json` since, followed (one
+        stat a read while it stays): chats it wrote unredacted (`PASTCHATS_REDACT=off`) or with other
+        rules are redacted first, and another model's vectors are searched with that model."""
         stamp = self._meta_file_stamp()
-        if stamp == self._meta_stamp:  # one stat a search while the model stays
+        if stamp == self._meta_stamp:
             return
         with self._switching:
             if stamp == self._meta_stamp:
                 return
+            if not self._follow_redaction():
+                return  # the writer still holds the store: the next read tries again
             stored = self._stored_meta().get("model")
-            if isinstance(stored, str) and stored != self.model_name:
+            if self._follow is not None and isinstance(stored, str) and stored != self.model_name:
                 log.warning("the store now uses %s (re-embedded by another process): loading it", stored)
                 try:
                     embedder = self._follow(stored)
@@ -276,6 +279,22 @@ class Library:
                     self.model_name = stored
                     self.use_model(None, str(exc))
             self._meta_stamp = stamp
+
+    def _follow_redaction(self) -> bool:
+        """Redact what another process wrote unredacted or with other rules; False while it cannot yet
+        (the store is busy: a writer is still at work)."""
+        if not self._needs_redaction():
+            return True
+        log.warning("%s holds chats another process wrote without today's redaction: redacting them", self.home)
+        try:
+            with self._writing(timeout=0):
+                self._redact_stored(self._ingestor())
+        except StoreBusy:
+            log.info("another process is writing; redacting once it lets go of the store")
+            return False
+        except StoreError as exc:  # read-only, or damage: reads go on, as when the store was opened
+            log.warning("could not redact the store in %s now: %s", self.home, exc)
+        return True
 
     # ---- housekeeping ------------------------------------------------------------------------
 
@@ -842,7 +861,7 @@ class Library:
         `after`/`before` select messages by their time (a chat is found through the part of it in the
         window); `project` matches case-insensitively.
         """
-        self._follow_model()
+        self._follow_store()
         filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
         return self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
 
@@ -879,6 +898,7 @@ class Library:
         A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
         `source`: only chats from that source (as stored).
         """
+        self._follow_store()
         with self._catalog() as chats:
             return recent_page(
                 self._less_hidden(chats),
@@ -914,11 +934,13 @@ class Library:
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)
         centres the page on that message."""
+        self._follow_store()
         with self._catalog() as chats:
             return reading.read_chat(self._less_hidden(chats), uri, offset=offset, limit=limit, around=around)
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""
+        self._follow_store()
         with self._catalog() as chats:
             conversation = None if uri in self.deleted.ids() else chats.conversation(uri)
         if conversation is None:

@@ -61,6 +61,7 @@ RANKS = {
     "yaml-password": 2,
     "generic-api-key": 3,
     "prose-password": 4,
+    "prose-token": 4,
 }
 
 # Where gitleaks' rules let a key end: a quote, a space, `;`, an escaped line break or the end, as keys

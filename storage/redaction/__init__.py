@@ -72,6 +72,14 @@ def check_allow(entries: Iterable[str]) -> None:
             raise ValueError(f"redaction allow entry {entry!r} is not a regular expression: {exc}") from None
 
 
+def _fold(text: str) -> str:
+    """Every character but ASCII letters and digits as `-`, one for one (offsets stay the same)."""
+    return _FOLD.sub("-", text)
+
+
+_FOLD = re.compile(r"[^A-Za-z0-9]")
+
+
 def _identity(secret: str) -> str:
     return hashlib.blake2b(secret.encode("utf-8", "surrogatepass"), key=_KEY, digest_size=8).hexdigest()
 
@@ -125,12 +133,13 @@ class Redaction:
             return conversation, Counter()
         chat = _Chat(self)
         title = chat.redact(conversation.title)
-        project = chat.redact(conversation.project) if conversation.project else conversation.project
-        url = chat.redact(conversation.url) if conversation.url else conversation.url
         messages = []
         for message in conversation.messages:
             text = chat.redact(message.text)
             messages.append(message if text is message.text else dataclasses.replace(message, text=text))
+        # Last: the project, and a link to the agent's file, may name a folder made from a path the chat holds.
+        project = chat.redact(conversation.project, as_path=True) if conversation.project else conversation.project
+        url = chat.redact(conversation.url, as_path=True) if conversation.url else conversation.url
         if not chat.placeholders:
             return conversation, Counter()
         update = {"title": title, "project": project, "url": url, "messages": messages}
@@ -195,8 +204,25 @@ class _Chat:
         self.redaction = redaction
         self.placeholders: dict[str, str] = {}  # a secret's identity -> its placeholder
         self.counts: Counter[str] = Counter()  # distinct secrets, by kind
+        self._folded: dict[str, tuple[str, str]] = {}  # a secret folded as a folder name -> (kind, identity)
 
-    def redact(self, text: str) -> str:
+    def redact(self, text: str, *, as_path: bool = False) -> str:
+        """`text` with its secrets replaced; `as_path`: also the secrets found so far in this chat as an
+        agent writes them in a folder's name (Claude Code names a project's folder after its path,
+        every character but letters and digits made `-`)."""
+        text = self._redact(text)
+        if not as_path or not self._folded:
+            return text
+        folded = _fold(text)
+        spans = []
+        for secret, (kind, identity) in self._folded.items():
+            at = folded.find(secret)
+            while at >= 0:
+                spans.append((at, at + len(secret), kind, identity))
+                at = folded.find(secret, at + len(secret))
+        return self._replace(text, spans) if spans else text
+
+    def _redact(self, text: str) -> str:
         pending = [(m.start(), m.end(), m.group(1), m.group(2)) for m in PENDING.finditer(text)] if "#~" in text else []
         found = self.redaction.find(text)
         if pending and found:  # a pending placeholder is never read as (part of) a secret
@@ -204,12 +230,21 @@ class _Chat:
             for start, end, _, _ in pending:
                 taken[start:end] = b"\x01" * (end - start)
             found = [f for f in found if taken.find(1, f.start, f.end) < 0]
-        spans = sorted([*pending, *((f.start, f.end, f.kind, _identity(f.secret)) for f in found)])
-        if not spans:
-            return text
+        spans = [*pending]
+        for f in found:
+            identity = _identity(f.secret)
+            spans.append((f.start, f.end, f.kind, identity))
+            if len(f.secret) >= 12:
+                self._folded.setdefault(_fold(f.secret), (f.kind, identity))
+        return self._replace(text, spans) if spans else text
+
+    def _replace(self, text: str, spans: list[tuple[int, int, str, str]]) -> str:
+        spans.sort()
         parts: list[str] = []
         at = 0
         for start, end, kind, identity in spans:
+            if start < at:  # within one already replaced
+                continue
             parts.append(text[at:start])
             parts.append(self._placeholder(kind, identity))
             at = end

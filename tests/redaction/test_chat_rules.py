@@ -3,8 +3,12 @@ command, in prose), each with the code and docs around the same words that are n
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from server.cli import cli
 from storage.redaction import Redaction
 from tests.redaction.secrets import ALNUM, B64URL, HEX, made
 
@@ -103,9 +107,15 @@ def test_code_and_docs_around_the_same_words_are_left_alone(text: str) -> None:
     assert REDACTION.find(text) == []
 
 
-def test_a_mistyped_allow_kind_is_an_error_naming_the_kinds() -> None:
+def test_a_mistyped_allow_kind_is_an_error_naming_the_kinds(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"'github_pat' is not a kind of secret; did you mean github-pat.*the kinds"):
         Redaction(allow=("github_pat",))
+    env = {"PASTCHATS_REDACT_ALLOW": '["github_pat"]'}
+    result = CliRunner(env=env).invoke(cli, ["--home", str(tmp_path / "store"), "stats"])
+    assert result.exit_code != 0
+    assert "Traceback" not in result.output
+    assert "did you mean github-pat" in result.output
+    assert "aws-access-token" in result.output
 
 
 def test_allowed_kinds_stay_and_others_go() -> None:

@@ -4,6 +4,7 @@ then every byte of the store outside `archive/` and every output searched for an
     uv run python -m bench.redteam [--show 20] [--keep DIR]     # secrets that leave a trace
     uv run python -m bench.redteam --negatives                   # false findings on code and docs
     uv run python -m bench.redteam --worst                       # worst single inputs, redaction on vs off
+    uv run python -m bench.redteam --throughput                  # the import alone, in process, on vs off
 
 The set: every kind below (providers' formats, passwords by where they stand) in several of the
 contexts below (a `.env` an agent read, curl in a tool call, a service account's JSON, shell history,
@@ -895,10 +896,43 @@ def worst(args: argparse.Namespace) -> None:
         )
 
 
+def throughput(args: argparse.Namespace) -> None:
+    """The import itself (parse, redact, write; keyword-only), in this process: no start-up or embedding
+    of the CLI's run to drown the difference in a loaded machine's noise."""
+    sys.path.insert(0, str(ROOT))
+    from importers import registry
+    from storage.embedding.embedder import HashEmbedder
+    from storage.library import Library
+    from storage.redaction import Redaction
+
+    records = ordinary_chats(args.chats)
+    messages = sum(len(r.get("messages", [])) for r in records)
+    Redaction().find("warm-up: load the rules")
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    with tempfile.TemporaryDirectory(prefix="pastchats-throughput-") as work:
+        source = Path(work) / "chats.jsonl"
+        source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        for round_ in range(args.rounds):
+            for redact in (True, False) if round_ % 2 == 0 else (False, True):
+                home = Path(work) / f"store-{round_}-{redact}"
+                library = Library.open(home, embedder=HashEmbedder(), redaction=Redaction(enabled=redact))
+                started = time.perf_counter()
+                conversations, _ = registry.read(source, None)
+                library.import_conversations(conversations, embed=False)
+                seconds[redact].append(time.perf_counter() - started)
+                library.close()
+    on, off = statistics.median(seconds[True]), statistics.median(seconds[False])
+    print(
+        f"import of {len(records)} chats / {messages} messages, keyword-only: redaction on {messages / on:,.0f} "
+        f"msg/s, off {messages / off:,.0f} msg/s; on/off time {on / off:.2f} (medians of {args.rounds})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--negatives", action="store_true")
     parser.add_argument("--worst", action="store_true")
+    parser.add_argument("--throughput", action="store_true")
     parser.add_argument("--code-messages", type=int, default=20_000)
     parser.add_argument("--chats", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
@@ -910,6 +944,8 @@ def main() -> None:
         false_findings(args)
     elif args.worst:
         worst(args)
+    elif args.throughput:
+        throughput(args)
     else:
         red_team(args)
 

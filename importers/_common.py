@@ -20,6 +20,7 @@ from typing import Any
 from importers.base import ImportReport
 from storage.errors import PastchatsError
 from storage.models import Conversation, Message, Role
+from storage.redaction import redact_part
 from storage.times import RANGE, iso_z, parse_iso, storable
 
 OPT_OUT_MARKER = "pastchats: do-not-index"
@@ -124,13 +125,18 @@ def env_folder(env: Mapping[str, str], variable: str, home: Path, *default: str)
 
 
 def shorten(text: str, limit: int = 200) -> str:
-    """One line, whitespace collapsed, cut to at most `limit` characters with an ellipsis: after the last
-    whole word that fits, never inside one. A first word longer than `limit` (a URL, a path) is cut after
-    the last `/`, `-`, `.` or `_` that fits, and only without any, at the limit."""
-    line = " ".join(text[: limit * 4].split())
+    """One line, whitespace collapsed, cut to at most `limit` characters with an ellipsis: the secrets of
+    the whole text redacted first (`redact_part`), so that no cut or joined line hides one from the rules;
+    then cut after the last whole word that fits, never inside one nor inside a placeholder. A first
+    word longer than `limit` (a URL, a path) is cut after the last `/`, `-`, `.` or `_` that fits, and
+    only without any, at the limit."""
+    line = " ".join(redact_part(text)[: limit * 4].split())
     if len(line) <= limit:
         return line
     head = line[: limit - 1]
+    opened = head.rfind("[redacted: ")
+    if opened >= 0 and head.find("]", opened) < 0:  # never half a placeholder
+        return head[:opened].rstrip() + "…"
     if line[limit - 1] == " ":  # the cut falls between two words
         return head.rstrip() + "…"
     space = head.rfind(" ")
@@ -196,7 +202,7 @@ def summarise_tool_call(name: str, arguments: object) -> str:
                 detail = value
                 break
         else:
-            detail = json.dumps(arguments, ensure_ascii=False, default=str)[:400] if arguments else ""
+            detail = json.dumps(arguments, ensure_ascii=False, default=str) if arguments else ""
     elif isinstance(arguments, str):
         detail = arguments
     name = shorten(name or "unknown", 60)

@@ -36,6 +36,7 @@ from importers._common import (
     env_folder,
     expand_home,
     parse_time,
+    shorten,
     summarise_tool_call,
     summarise_tool_result,
     system_folders,
@@ -171,7 +172,7 @@ def _turns(message_id: object, role: object, parts: object, created: object, *, 
         elif part_type == "binary" and as_str(data.get("MIMEType")).startswith("text/"):
             lines.append(_pasted(data))
         elif part_type in {"image_url", "binary"}:
-            lines.append(f"[file {as_str(data.get('Path')) or as_str(data.get('url'))[:80] or 'attached'}]")
+            lines.append(f"[file {as_str(data.get('Path')) or shorten(as_str(data.get('url')), 80) or 'attached'}]")
         elif part_type == "shell_command":
             lines.append(f"$ {as_str(data.get('command'))}")
             turns.append(Turn(f"{key}:{number}", "tool", summarise_tool_result(_shell_output(data)), when))

@@ -40,6 +40,7 @@ from importers._common import (
     env_folder,
     note_unknown,
     parse_time,
+    shorten,
     summarise_tool_call,
     summarise_tool_result,
     system_folders,
@@ -248,7 +249,7 @@ def _turns(message: dict[str, Any], parts: list[dict[str, Any]], unknown: Unknow
             if not part.get("synthetic") and not part.get("ignored"):
                 lines.append(as_str(part.get("text")).strip())
         elif kind == "file":
-            lines.append(f"[file {as_str(part.get('filename')) or as_str(part.get('url'))[:80]}]")
+            lines.append(f"[file {as_str(part.get('filename')) or shorten(as_str(part.get('url')), 80)}]")
         elif kind == "subtask":
             lines.append(summarise_tool_call(f"task {as_str(part.get('agent'))}".strip(), part.get("description")))
         elif kind == "tool":

@@ -191,7 +191,7 @@ def _results(key: str, parts: list[dict[str, Any]], result: dict[str, Any], when
         error = "error" in body and not as_str(body.get("output"))
         text = as_str(body.get("output")) or as_str(body.get("error")) or as_str(body.get("content"))
         if not text and body:
-            text = json.dumps(body, ensure_ascii=False)[:400]
+            text = json.dumps(body, ensure_ascii=False)
         if not text:
             display = result.get("resultDisplay")
             text = display if isinstance(display, str) else ""

@@ -49,8 +49,8 @@ from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore
 from storage.units.passages import DEFAULT_OPTIONS, ChunkOptions
 from storage.upkeep import healing, idle_release
-from storage.upkeep.model_record import ModelRecord
 from storage.upkeep.store_meta import refuse_newer, vector_size
+from storage.upkeep.store_record import StoreRecord
 from storage.writing import embedding_pass
 from storage.writing.ingest import Ingestor, IngestProgress, IngestStats
 from storage.writing.journal import DeletedWatch
@@ -96,7 +96,8 @@ class Library:
         self.engine = SearchEngine(self.store, self.keywords, embedder, self.chats)
         self.engine.hidden = self.deleted.ids
         self.lock.on_acquire = lambda: healing.on_acquire(self)
-        self._follow: tuple[ModelLoader, ModelRecord] | None = None
+        self._loader: ModelLoader | None = None  # set by `follow_store_model`
+        self._record = StoreRecord(home)
         self.rebuild_catalog = False  # a migration asks for the whole catalog at the end of its hold
         self._shown: int | None = None  # within a write: how many of its journal ids the catalog shows
 
@@ -206,17 +207,25 @@ class Library:
         """Keep searching with the model the store's vectors come from: when another process re-embeds
         the store with another model (`pastchats model use`), the next search loads it with `loader`
         (a query embedded with the old model would be compared with vectors it did not make)."""
-        self._follow = loader, ModelRecord(self.home)
+        self._loader = loader
 
-    def _follow_model(self) -> None:
-        if self._follow is not None:
-            self._follow[1].follow(self.model_name, self._switch_to)
+    def _follow_store(self) -> None:
+        """Before a read answers: what another process recorded in `store.json` since, followed (one
+        stat a read while it stays): chats it wrote unredacted (`PASTCHATS_REDACT=off`) or with other
+        rules are redacted first, and another model's vectors are searched with that model."""
+        self._record.follow(self._store_changed)
 
-    def _switch_to(self, stored: str) -> None:
-        assert self._follow is not None
+    def _store_changed(self, stored_model: object) -> bool:
+        if not healing.follow_redaction(self):
+            return False  # the writer still holds the store: the next read tries again
+        if self._loader is not None and isinstance(stored_model, str) and stored_model != self.model_name:
+            self._switch_to(stored_model, self._loader)
+        return True
+
+    def _switch_to(self, stored: str, loader: ModelLoader) -> None:
         log.warning("the store now uses %s (re-embedded by another process): loading it", stored)
         try:
-            embedder = self._follow[0](stored)
+            embedder = loader(stored)
             # The other process dropped and re-created the vectors' table: open it afresh.
             self._reopen_store(embedder.dim)
             self.use_model(embedder)
@@ -470,7 +479,7 @@ class Library:
         `after`/`before` select messages by their time (a chat is found through the part of it in the
         window); `project` matches case-insensitively.
         """
-        self._follow_model()
+        self._follow_store()
         filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
         result = self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
         with self.chats.open() as chats:
@@ -510,6 +519,7 @@ class Library:
         A page never splits chats that share an `updated_at`, so the next page's bound loses nothing.
         `source`: only chats from that source (as stored).
         """
+        self._follow_store()
         with self.chats.open() as chats:
             return recent_page(
                 self._less_hidden(chats),
@@ -545,11 +555,13 @@ class Library:
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)
         centres the page on that message."""
+        self._follow_store()
         with self.chats.open() as chats:
             return reading.read_chat(self._less_hidden(chats), uri, offset=offset, limit=limit, around=around)
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""
+        self._follow_store()
         with self.chats.open() as chats:
             conversation = None if uri in self.deleted.ids() else chats.conversation(uri)
         if conversation is None:

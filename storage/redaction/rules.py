@@ -1,19 +1,25 @@
 """Secret rules as data: which strings in a chat are secrets, and of what kind.
 
 The rules are gitleaks' maintained rule set (`gitleaks.toml`, MIT, see `gitleaks.LICENSE`; refreshed by
-copying a newer release's `config/gitleaks.toml` over it) and a few of pastchats' own in the same format
-(`pastchats.toml`) for what chats hold and source trees rarely do: passwords in URLs and connection
-strings, `.env` lines with short values. Each rule is read as gitleaks reads it:
+copying a newer release's `config/gitleaks.toml` over it) and pastchats' own in the same format
+(`pastchats.toml`) for what chats hold and source trees rarely do: passwords in URLs, connection
+strings, shell commands and prose, `.env` lines with short values. Each rule is read as gitleaks reads it:
 
 - `keywords`: the rule runs only on a text that holds one of them (lower-cased), which is what keeps a
   scan of ordinary prose cheap;
-- `regex`: RE2 syntax; the `regex` package's version-1 mode reads it the same way (flags set mid-pattern
-  last to the end of their group, POSIX classes);
+- `regex`: RE2, run by RE2 itself (google-re2) over the text's UTF-8 bytes as gitleaks' Go regexp
+  does: linear time whatever the text, and the rules' own semantics (flags set mid-pattern, POSIX
+  classes, ASCII `\\w`, `\\s` and `\\b`); a key may end at punctuation too (`CHAT_KEY_END`);
 - the secret is the `secretGroup`th group, else the first group that matched, else the whole match;
 - `entropy`: a secret whose Shannon entropy (bits per character) is not above it is not one;
 - `allowlists` (the rule's and the global one): a secret is kept when an allowlist's regexes match its
   target (`secret`, the whole `match` or its `line`) or it contains a stopword; `condition = "AND"`
-  asks for every check the allowlist has. Path and commit checks do not apply to chats.
+  asks for every check the allowlist has. Path and commit checks do not apply to chats: an allowlist
+  that needs one never keeps anything.
+
+A scan costs time linear in the text and in its findings: each rule is one RE2 pass, a line is read
+for an allowlist at most once, stopwords are one Aho-Corasick pass over the secret, and overlapping
+findings are settled against a map of the bytes already taken.
 """
 
 from __future__ import annotations
@@ -21,105 +27,65 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import re
 import tomllib
+from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import ahocorasick
+import re2
 
-__all__ = ["Finding", "RuleSet", "rule_files"]
+__all__ = ["Finding", "RuleSet", "compile_rule", "known_kinds", "rule_files"]
 
 HERE = Path(__file__).parent
 # pastchats' own rules come last: where a maintained rule and one of ours find the same secret, the
 # maintained rule's kind is the more precise name.
 RULE_FILES = (HERE / "gitleaks.toml", HERE / "pastchats.toml")
 # Where findings overlap, the most precise name wins: a provider's format (github-pat), then a secret
-# found by where it stands (an HTTP header in a curl line, a URL's password, a secret-named variable),
-# then gitleaks' catch-all for secret-named values of high entropy.
+# found by where it stands (an HTTP header, a command's password option, a URL's password, a
+# secret-named variable), then catch-alls: gitleaks' secret-named values of high entropy, and
+# passwords named in prose.
 RANKS = {
     "curl-auth-header": 1,
     "curl-auth-user": 1,
+    "http-auth-header": 1,
+    "command-password": 1,
     "url-password": 2,
     "connection-password": 2,
     "env-secret": 2,
     "quoted-password": 2,
+    "yaml-password": 2,
     "generic-api-key": 3,
+    "prose-password": 4,
+    "prose-token": 4,
 }
+
+# Where gitleaks' rules let a key end: a quote, a space, `;`, an escaped line break or the end, as keys
+# end in source code. In chats a key ends a sentence or a clause too (`my key is sk-...AA.`, `...AA)`,
+# `?api_key=...&`, `密钥：...，`): the one change made to the maintained rules as they are read is that
+# the same group also takes ASCII punctuation no key format holds and any non-ASCII character.
+KEY_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+CHAT_KEY_END = r"""(?:[\x60'"\s;.,:!?&)\]}>|*]|\\[nr]|$|[^\x00-\x7f])"""
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # a rule that does not compile is raised as an error naming it, not logged by RE2
+_OPTIONS.max_mem = 64 << 20  # the largest maintained rules need more than RE2's default 8 MiB to compile
 
 
 def rule_files() -> tuple[Path, ...]:
     return RULE_FILES
 
 
-POSIX_CLASSES = {
-    "[:alnum:]": "a-zA-Z0-9",
-    "[:alpha:]": "a-zA-Z",
-    "[:digit:]": "0-9",
-    "[:xdigit:]": "0-9a-fA-F",
-    "[:lower:]": "a-z",
-    "[:upper:]": "A-Z",
-    "[:space:]": r"\s",
-    "[:word:]": r"\w",
-}
-_FLAGS = re.compile(r"\(\?([imsU-]+)\)")
-
-
-def compile_rule(pattern: str) -> re.Pattern[str]:
-    r"""An RE2 pattern as Python's `re` reads it the same way.
-
-    RE2 differs in three places the rules use: `\z` (end of text) is `\Z` here; POSIX classes
-    (`[[:alnum:]]`) are spelled out; and flags set mid-pattern (`\b(?i)...`) last to the end of their
-    group, where Python allows flags only at the start or scoped: `(?i)` becomes `(?i:` closed where
-    its group closes.
-    """
-    text = pattern.replace(r"\z", r"\Z")
-    for posix, spelled in POSIX_CLASSES.items():
-        text = text.replace(posix, spelled)
-    return re.compile(_scope_flags(text), re.ASCII)  # as in RE2, `\w`, `\s` and `\b` are ASCII
-
-
-def _scope_flags(pattern: str) -> str:
-    out: list[str] = []
-    scoped: list[list[str]] = [[]]  # per open group, the flags set in it so far (each an open `(?f:`)
-    i, in_class = 0, False
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            member = 2 if pattern[i + 1 : i + 2] == "^" else 1
-            member += pattern[i + member : i + member + 1] == "]"  # a leading `]` is a member
-            out.append(pattern[i : i + member])
-            i += member
-            continue
-        elif char == "(":
-            flags = _FLAGS.match(pattern, i)
-            if flags and (i > 0 or len(scoped) > 1):
-                out.append(f"(?{flags.group(1)}:")
-                scoped[-1].append(flags.group(1))
-                i = flags.end()
-                continue
-            scoped.append([])
-        elif char == "|" and scoped[-1]:  # flags hold across `|` to the group's end: close, then reopen
-            out.append(")" * len(scoped[-1]) + "|" + "".join(f"(?{f}:" for f in scoped[-1]))
-            i += 1
-            continue
-        elif char == ")":
-            out.append(")" * len(scoped.pop()))
-        out.append(char)
-        i += 1
-    out.append(")" * len(scoped.pop()))
-    return "".join(out)
+def compile_rule(pattern: str) -> Any:
+    """An RE2 pattern compiled by RE2 (bytes in, bytes out: the scan runs over a text's UTF-8)."""
+    try:
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        raise ValueError(f"not an RE2 pattern ({exc}): {pattern[:120]}") from None
 
 
 def entropy(text: str) -> float:
@@ -131,86 +97,157 @@ def entropy(text: str) -> float:
 @dataclass(frozen=True)
 class Finding:
     kind: str
-    start: int
+    start: int  # characters into the text
     end: int
     secret: str
 
 
+class _Text:
+    """One text under scan: its UTF-8 bytes, its lines found once, each line read once."""
+
+    def __init__(self, text: str):
+        # A lone surrogate becomes '?': one byte for one character, so offsets still map to the text.
+        self.data = text.encode("utf-8", "replace")
+        self.ascii = len(self.data) == len(text)
+        self._newlines: list[int] | None = None
+        self._lines: dict[int, str] = {}
+        self.verdicts: dict[tuple[int, int], bool] = {}  # (allowlist, line start) -> kept
+
+    def line_at(self, start: int, end: int) -> tuple[int, str]:
+        """The line (or lines) holding bytes start..end, and where it starts."""
+        if self._newlines is None:
+            self._newlines = []
+            at = self.data.find(b"\n")
+            while at >= 0:
+                self._newlines.append(at)
+                at = self.data.find(b"\n", at + 1)
+        newlines = self._newlines
+        before = bisect_left(newlines, start)
+        first = newlines[before - 1] + 1 if before else 0
+        after = bisect_right(newlines, max(start, end - 1))
+        last = newlines[after] if after < len(newlines) else len(self.data)
+        if first not in self._lines:
+            self._lines[first] = self.data[first:last].decode("utf-8", "replace")
+        return first, self._lines[first]
+
+    def characters(self, offsets: Sequence[int]) -> dict[int, int]:
+        """Byte offsets (each at a character's start) as character offsets, in one pass over the text."""
+        if self.ascii:
+            return {at: at for at in offsets}
+        out: dict[int, int] = {}
+        chars = previous = 0
+        for at in sorted(set(offsets)):
+            chars += len(self.data[previous:at].decode("utf-8", "replace"))
+            out[at], previous = chars, at
+        return out
+
+
 @dataclass(frozen=True)
 class Allowlist:
-    regexes: tuple[re.Pattern[str], ...]
-    stopwords: tuple[str, ...]
+    regexes: tuple[Any, ...]
+    stopwords: Any  # an Aho-Corasick automaton of the lower-cased words, or None
     target: str  # "secret", "match" or "line"
     every: bool  # condition AND
 
     @classmethod
     def parse(cls, table: dict[str, Any]) -> Allowlist | None:
-        regexes = tuple(compile_rule(p) for p in table.get("regexes", ()))
-        stopwords = tuple(w.lower() for w in table.get("stopwords", ()))
-        if not regexes and not stopwords:  # paths or commits only: nothing a chat can meet
-            return None
         every = str(table.get("condition", "OR")).upper() == "AND"
+        if every and (table.get("paths") or table.get("commits")):
+            return None  # needs a file's path or a commit too: a chat has neither
+        patterns = list(table.get("regexes", ()))
+        # One pass for the allowlist, not one per regex: RE2 runs an alternation in a single scan.
+        regexes = (compile_rule("|".join(f"(?:{p})" for p in patterns)),) if patterns else ()
+        words = [w.lower() for w in table.get("stopwords", ()) if w]
+        if not regexes and not words:  # paths or commits only: nothing a chat can meet
+            return None
+        stopwords = None
+        if words:
+            stopwords = ahocorasick.Automaton()
+            for word in words:
+                stopwords.add_word(word, word)
+            stopwords.make_automaton()
         return cls(regexes, stopwords, str(table.get("regexTarget", "secret")), every)
 
-    def allows(self, secret: str, match: str, line: str) -> bool:
-        target = {"match": match, "line": line}.get(self.target, secret)
-        checks = []
-        if self.regexes:
-            checks.append(any(p.search(target) for p in self.regexes))
-        if self.stopwords:
-            lowered = secret.lower()
-            checks.append(any(word in lowered for word in self.stopwords))
-        return all(checks) if self.every else any(checks)
+    def allows(self, secret: str, match: bytes, text: _Text, span: tuple[int, int]) -> bool:
+        if self.target == "line":  # one verdict per line, however many findings it holds
+            start, line = text.line_at(*span)
+            key = (id(self), start)
+            if key not in text.verdicts:
+                text.verdicts[key] = self._check(secret, line)
+            regexes_hold = text.verdicts[key]
+            return self._combine(regexes_hold, secret)
+        target: str | bytes = match if self.target == "match" else secret
+        return self._combine(self._check(secret, target), secret)
+
+    def _check(self, secret: str, target: str | bytes) -> bool:
+        return any(p.search(target) for p in self.regexes) if self.regexes else self.every
+
+    def _combine(self, regexes_hold: bool, secret: str) -> bool:
+        if self.stopwords is None:
+            return regexes_hold
+        has_stopword = next(self.stopwords.iter(secret.lower()), None) is not None
+        if not self.regexes:
+            return has_stopword
+        return (regexes_hold and has_stopword) if self.every else (regexes_hold or has_stopword)
 
 
 @dataclass(frozen=True)
 class Rule:
     kind: str
-    pattern: re.Pattern[str]
+    pattern: Any
     keywords: tuple[str, ...]
     entropy: float
     group: int
     allowlists: tuple[Allowlist, ...]
+    groups: int = field(default=0)
 
     @classmethod
     def parse(cls, table: dict[str, Any]) -> Rule | None:
         if "regex" not in table or "path" in table:  # made for files of one kind (names chats lack)
             return None
         allowlists = tuple(a for a in map(Allowlist.parse, table.get("allowlists", ())) if a is not None)
+        try:
+            pattern = compile_rule(str(table["regex"]).replace(KEY_END, CHAT_KEY_END))
+        except ValueError as exc:
+            raise ValueError(f"rule {table.get('id')!r}: {exc}") from None
         return cls(
             kind=str(table["id"]),
-            pattern=compile_rule(table["regex"]),
+            pattern=pattern,
             keywords=tuple(k.lower() for k in table.get("keywords", ())),
             entropy=float(table.get("entropy", 0.0)),
             group=int(table.get("secretGroup", 0)),
             allowlists=allowlists,
+            groups=pattern.groups,
         )
 
-    def find(self, text: str, kept: Sequence[Allowlist]) -> Iterable[Finding]:
-        for match in self.pattern.finditer(text):
-            start, end = self._secret_span(match)
-            secret = text[start:end]
-            if not secret or (self.entropy and entropy(secret) <= self.entropy):
+    def find(self, text: _Text, kept: Sequence[Allowlist]) -> Iterator[tuple[int, int, str]]:
+        """(start, end, secret): byte offsets into the text's UTF-8, and the secret."""
+        data = text.data
+        for match in self.pattern.finditer(data):
+            start, end = self._secret_span(match, data)
+            if start >= end:
                 continue
-            line = text[text.rfind("\n", 0, match.start()) + 1 : _line_end(text, match.end())]
-            if any(a.allows(secret, match.group(0), line) for a in (*kept, *self.allowlists)):
+            secret = data[start:end].decode("utf-8", "replace")
+            if self.entropy and entropy(secret) <= self.entropy:
                 continue
-            yield Finding(self.kind, start, end, secret)
+            whole = match.span()
+            if any(a.allows(secret, match.group(0), text, whole) for a in (*kept, *self.allowlists)):
+                continue
+            yield start, end, secret
 
-    def _secret_span(self, match: re.Match[str]) -> tuple[int, int]:
-        if self.group and self.group <= (match.re.groups or 0):
-            return match.span(self.group)
-        for index in range(1, (match.re.groups or 0) + 1):
-            if match.group(index):
-                return match.span(index)
+    def _secret_span(self, match: Any, data: bytes) -> tuple[int, int]:
+        if self.group and self.group <= self.groups:
+            return tuple(match.span(self.group))
+        for index in range(1, self.groups + 1):
+            start, end = match.span(index)
+            if start >= 0 and end > start:
+                return start, end
         start, end = match.span()
-        text = match.group(0)
-        return start + (len(text) - len(text.lstrip("\n"))), end - (len(text) - len(text.rstrip("\n")))
-
-
-def _line_end(text: str, at: int) -> int:
-    end = text.find("\n", at)
-    return len(text) if end < 0 else end
+        while start < end and data[start] == 10:
+            start += 1
+        while end > start and data[end - 1] == 10:
+            end -= 1
+        return start, end
 
 
 def _extend(rules: list[Rule], table: dict[str, Any]) -> None:
@@ -225,12 +262,23 @@ def _extend(rules: list[Rule], table: dict[str, Any]) -> None:
 
 @cache
 def files_stamp(files: tuple[Path, ...] = RULE_FILES) -> str:
-    """A digest of the rule files: what a store's chats were redacted with. Read without compiling the
-    rules (~0.6 s), so that opening a store to search can tell whether it must be redacted again."""
-    digest = hashlib.sha256()
+    """A digest of the rule files and the engine: what a store's chats were redacted with. Read without
+    compiling the rules, so that opening a store to search can tell whether it must be redacted again."""
+    digest = hashlib.sha256(b"re2\x00")
     for path in files:
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+@cache
+def known_kinds(files: tuple[Path, ...] = RULE_FILES) -> tuple[str, ...]:
+    """The kinds the rules name, read without compiling them (an allow list is checked against these)."""
+    kinds: dict[str, None] = {}
+    for path in files:
+        for table in tomllib.loads(path.read_text(encoding="utf-8")).get("rules", ()):
+            if "regex" in table and "path" not in table:
+                kinds[str(table["id"])] = None
+    return tuple(kinds)
 
 
 class RuleSet:
@@ -260,8 +308,7 @@ class RuleSet:
         rules: list[Rule] = []
         kept: list[Allowlist] = []
         for path in files:
-            data = path.read_bytes()
-            config = tomllib.loads(data.decode("utf-8"))
+            config = tomllib.loads(path.read_text(encoding="utf-8"))
             for table in [config.get("allowlist", {}), *config.get("allowlists", ())]:
                 allowlist = Allowlist.parse(table) if table else None
                 if allowlist is not None:
@@ -284,12 +331,24 @@ class RuleSet:
 
     def find(self, text: str) -> list[Finding]:
         """The secrets in `text`, in order, none overlapping another (`RANKS` settles overlaps)."""
-        findings = [f for rule in self.candidates(text) for f in rule.find(text, self.kept)]
-        if not findings:
+        candidates = self.candidates(text)
+        if not candidates:
             return []
-        findings.sort(key=lambda f: (RANKS.get(f.kind, 0), f.start, -(f.end - f.start)))
-        taken: list[Finding] = []
-        for finding in findings:
-            if all(finding.end <= other.start or finding.start >= other.end for other in taken):
-                taken.append(finding)
-        return sorted(taken, key=lambda f: f.start)
+        scanned = _Text(text)
+        found = [
+            (RANKS.get(rule.kind, 0), start, end, rule.kind, secret)
+            for rule in candidates
+            for start, end, secret in rule.find(scanned, self.kept)
+        ]
+        if not found:
+            return []
+        found.sort(key=lambda f: (f[0], f[1], f[1] - f[2]))
+        taken = bytearray(len(scanned.data))  # 1 where a finding kept so far stands
+        kept = []
+        for _, start, end, kind, secret in found:
+            if taken.find(1, start, end) < 0:
+                taken[start:end] = b"\x01" * (end - start)
+                kept.append((start, end, kind, secret))
+        kept.sort()
+        at = scanned.characters([offset for start, end, _, _ in kept for offset in (start, end)])
+        return [Finding(kind, at[start], at[end], secret) for start, end, kind, secret in kept]

@@ -158,6 +158,23 @@ def needs_redaction(library: Healed) -> bool:
     return library.redaction.enabled and read_meta(library.home).get("redaction") != library.redaction.stamp
 
 
+def follow_redaction(library: Healed) -> bool:
+    """Redact what another process wrote unredacted or with other rules (a running server, before it
+    answers again); False while it cannot yet (the store is busy: a writer is still at work)."""
+    if not needs_redaction(library):
+        return True
+    log.warning("%s holds chats another process wrote without today's redaction: redacting them", library.home)
+    try:
+        with library.writing(timeout=0):
+            redact_stored(library, library.ingestor())
+    except StoreBusy:
+        log.info("another process is writing; redacting once it lets go of the store")
+        return False
+    except StoreError as exc:  # read-only, or damage: reads go on, as when the store was opened
+        log.warning("could not redact the store in %s now: %s", library.home, exc)
+    return True
+
+
 def redact_stored(library: Healed, ingestor: Ingestor) -> None:
     """Redact what the store holds with today's rules, once; without the model, changed passages
     wait for their embedding (keyword-searchable at once)."""

@@ -196,7 +196,7 @@ class Ingestor:
         """The conversations in batches, each redacted and fingerprinted: what costs time and needs no
         write lock, so that a caller takes the lock only to write (`write_prepared`)."""
         stats = self.stats
-        for batch in _batches(conversations, stats.notes):
+        for batch in _batches(self.redaction.reading(conversations), stats.notes):
             unique: dict[str, Conversation] = {}
             found: dict[str, Counter[str]] = {}
             for conversation in batch:

@@ -137,7 +137,10 @@ def test_a_store_written_verbatim_is_redacted_once_when_redaction_is_on_again(
     from storage.embedding.embedder import HashEmbedder
 
     kind, secret = JSON_SAFE[1]
-    chats = [conversation("keys", [f"the deploy token is {secret}", "rotate it"]), conversation("x", ["nothing"])]
+    chats = [
+        conversation("keys", [f"the deploy token is {secret}", "rotate it"], title="deploy token"),
+        conversation("x", ["nothing"]),
+    ]
     home = tmp_path / "store"
     verbatim = Library.open(home, embedder=HashEmbedder(), redaction=Redaction(enabled=False))
     verbatim.import_conversations(chats)

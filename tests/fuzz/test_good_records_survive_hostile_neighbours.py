@@ -193,9 +193,14 @@ def task_folders(seed: Path, extension: str) -> tuple[str, Writer, Neighbour]:
 
 def hostile_json_text(text: str, data: st.DataObject) -> str:
     """A JSON column's text, mutated as JSON or damaged as bytes."""
-    if data.draw(st.booleans(), label="damage bytes"):
+    damaged = data.draw(st.booleans(), label="damage bytes")
+    try:
+        value = None if damaged else json.loads(text)
+    except ValueError:  # a fixture broken on purpose: damaged further instead
+        damaged = True
+    if damaged:
         return damage(text.encode(), data).decode("utf-8", "replace")
-    return dumps(mutate(json.loads(text), data, data.draw(st.integers(1, 3), label="mutations")))
+    return dumps(mutate(value, data, data.draw(st.integers(1, 3), label="mutations")))
 
 
 def session_rows(

@@ -35,6 +35,7 @@ from importers.goose import GooseFilesImporter, GooseImporter
 from importers.kilo import KiloImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.kimi import KimiCodeImporter, KimiImporter
+from importers.mistral_vibe import MistralVibeImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.openhands import OpenHandsImporter, OpenHandsV0Importer
 from importers.pi import PiImporter
@@ -78,6 +79,7 @@ AGENT_LOGS: list[AgentLogImporter] = [
     PiImporter(),
     KimiImporter(),
     KimiCodeImporter(),
+    MistralVibeImporter(),
     OpenHandsImporter(),
     OpenHandsV0Importer(),
     ClaudeCodeImporter(),

@@ -433,6 +433,22 @@ def kimi_code() -> tuple[str, Writer, Neighbour]:
     return ".kimi-code", good, hostile
 
 
+def mistral_vibe() -> tuple[str, Writer, Neighbour]:
+    """Mistral Vibe: a folder per session (its messages and its meta.json); the neighbour is one more
+    session's folder, its messages hostile."""
+    seed = IMPORTERS / "mistral-vibe/logs/session/session_20260612_091500_3f2a9c41"
+    sessions = ".vibe/logs/session"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        copy = folder / sessions / "session_20260612_091500_fa11fa11"
+        copy.mkdir()
+        (copy / "meta.json").write_text(other_ids((seed / "meta.json").read_text(encoding="utf-8")), encoding="utf-8")
+        raw = (seed / "messages.jsonl").read_text(encoding="utf-8")
+        (copy / "messages.jsonl").write_bytes(hostile_json_lines(raw, data).encode("utf-8", "surrogatepass"))
+
+    return sessions, lambda folder: shutil.copytree(seed, folder / sessions / seed.name) and None, hostile
+
+
 def openhands(store: str, seed_id: str, state: str, state_id: str) -> tuple[str, Writer, Neighbour]:
     """OpenHands: a folder per conversation, a file per event; the neighbour is a copy of the
     conversation under an id of its own, one of its files hostile."""
@@ -507,6 +523,7 @@ WRITTEN: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
     ),
     "kimi-cli": kimi,
     "kimi-code": kimi_code,
+    "mistral-vibe": mistral_vibe,
     "openhands": lambda: openhands(
         "conversations", "a3f25b1c3e3b47c2b2f6d735b039e302", "base_state.json", "a3f25b1c-3e3b-47c2-b2f6-d735b039e302"
     ),

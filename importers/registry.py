@@ -32,6 +32,7 @@ from importers.cursor import CursorImporter
 from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
+from importers.grok_cli import GrokCliImporter
 from importers.kilo import KiloImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.kimi import KimiCodeImporter, KimiImporter
@@ -80,6 +81,7 @@ AGENT_LOGS: list[AgentLogImporter] = [
     KimiImporter(),
     KimiCodeImporter(),
     MistralVibeImporter(),
+    GrokCliImporter(),
     OpenHandsImporter(),
     OpenHandsV0Importer(),
     ClaudeCodeImporter(),

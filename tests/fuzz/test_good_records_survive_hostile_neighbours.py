@@ -360,6 +360,34 @@ def kilo() -> tuple[str, Writer, Neighbour]:
     return "kilo.db", lambda folder: shutil.copy(seed, folder / "kilo.db"), hostile
 
 
+def grok_cli() -> tuple[str, Writer, Neighbour]:
+    """Grok CLI: `grok.db`; the neighbour is a copy of a session under an id of its own, some of whose
+    messages hold hostile JSON."""
+    seed = IMPORTERS / "grok-cli/.grok/grok.db"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        connection = sqlite3.connect(folder / "grok.db")
+        with connection:
+            for table, key in (("sessions", "id"), ("messages", "session_id")):
+                cursor = connection.execute(f"SELECT * FROM {table} WHERE {key} = 'a1b2c3d4e5f6'")
+                names = [column[0] for column in cursor.description]
+                for row in cursor.fetchall():
+                    values = ["fa11fa11fa11" if name == key else value for name, value in zip(names, row, strict=True)]
+                    connection.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(values))})", values)
+            copied = "SELECT seq, message_json FROM messages WHERE session_id = 'fa11fa11fa11'"
+            rows = connection.execute(copied).fetchall()
+            for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+                seq, text = data.draw(st.sampled_from(rows), label="row")
+                connection.execute(
+                    "UPDATE messages SET message_json = ? WHERE session_id = 'fa11fa11fa11' AND seq = ?",
+                    # The table is STRICT: its text column takes text, and only valid text.
+                    (hostile_json_text(text, data).encode("utf-8", "surrogatepass").decode("utf-8", "replace"), seq),
+                )
+        connection.close()
+
+    return "grok.db", lambda folder: shutil.copy(seed, folder / "grok.db") and None, hostile
+
+
 def cline_sdk() -> tuple[str, Writer, Neighbour]:
     """Cline's SDK: a folder per session holding its messages; the neighbour is one more session."""
     seed = IMPORTERS / "cline-sdk/shapes/data/sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json"
@@ -514,6 +542,7 @@ WRITTEN: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         "../fa11fa11-7a3e-4b6d-9e1f-0c2b3a4d5e6f.jsonl",
     ),
     "cline-sdk": cline_sdk,
+    "grok-cli": grok_cli,
     "amazon-q": lambda: amazon_q("conversations", "rows.json", "amazon-q"),
     "kiro-cli": lambda: amazon_q("conversations_v2", "kiro-rows.json", "kiro-cli"),
     "pi": lambda: session_files(

@@ -1,5 +1,7 @@
 """Mistral Vibe sessions: `<vibe home>/logs/session/`, the vibe home being `$VIBE_HOME`, else `~/.vibe`
-(on every OS).
+(on every OS), unless `$VIBE_SESSION_LOGGING__SAVE_DIR` or `save_dir` under `[session_logging]` in
+`<vibe home>/config.toml` names another folder (the default one is still searched: sessions written
+before the change stay there).
 
 Since 2.0 each session is a folder `session_<YYYYmmdd_HHMMSS>_<first 8 of its id>/` holding
 `messages.jsonl`, the messages as the model is sent them, one `{role, content, ...}` a line, appended
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -64,14 +67,30 @@ def vibe_home(env: Mapping[str, str], home: Path) -> Path:
     return expand_home(configured, home) if configured else home / ".vibe"
 
 
+def _configured_folder(env: Mapping[str, str], home: Path, vibe: Path) -> Path | None:
+    """The sessions' folder the user set: the variable, else `save_dir` in Vibe's own config."""
+    configured = env.get("VIBE_SESSION_LOGGING__SAVE_DIR", "").strip()
+    if not configured:
+        try:
+            config = tomllib.loads(read_regular(vibe / "config.toml").decode("utf-8", "replace"))
+        except (OSError, ValueError):
+            return None
+        configured = as_str(as_dict(config.get("session_logging")).get("save_dir")).strip()
+    return expand_home(configured, home) if configured else None
+
+
 class MistralVibeImporter(AgentLogImporter):
     name = "mistral-vibe"
     variables: ClassVar[Mapping[str, str]] = {
-        "VIBE_HOME": "Mistral Vibe's folder (default ~/.vibe), whose logs/session/ holds the sessions"
+        "VIBE_HOME": "Mistral Vibe's folder (default ~/.vibe), whose logs/session/ holds the sessions",
+        "VIBE_SESSION_LOGGING__SAVE_DIR": "Mistral Vibe's sessions folder (default ~/.vibe/logs/session)",
     }
 
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
-        return [vibe_home(env, home) / "logs" / "session"]
+        vibe = vibe_home(env, home)
+        default = vibe / "logs" / "session"
+        configured = _configured_folder(env, home, vibe)
+        return [configured, default] if configured is not None and configured != default else [default]
 
     def session_files(self, folder: Path) -> list[Path]:
         root = folder / "logs" / "session" if (folder / "logs" / "session").is_dir() else folder

@@ -115,6 +115,15 @@ def test_mistral_vibe_is_found_in_its_home_and_detected_by_its_folders(fixtures:
     for platform in ("linux", "darwin", "win32"):
         assert importer.default_locations({}, tmp_path, platform) == [tmp_path / ".vibe/logs/session"]
     assert importer.default_locations({"VIBE_HOME": "~/tools/vibe"}, tmp_path) == [tmp_path / "tools/vibe/logs/session"]
+    # Moved by Vibe's own setting, the variable first: the default folder keeps the sessions from before.
+    (tmp_path / ".vibe").mkdir()
+    config = 'active_model = "devstral-2"\n\n[session_logging]\nsave_dir = "~/logs/vibe"\n'
+    (tmp_path / ".vibe/config.toml").write_text(config)
+    assert importer.default_locations({}, tmp_path) == [tmp_path / "logs/vibe", tmp_path / ".vibe/logs/session"]
+    moved = {"VIBE_SESSION_LOGGING__SAVE_DIR": "/data/vibe"}
+    assert importer.default_locations(moved, tmp_path) == [Path("/data/vibe"), tmp_path / ".vibe/logs/session"]
+    (tmp_path / ".vibe/config.toml").write_text("[session_logging\n")  # broken: Vibe's default
+    assert importer.default_locations({}, tmp_path) == [tmp_path / ".vibe/logs/session"]
     session = fixtures / CURRENT / "session_20260612_091500_3f2a9c41"
     for path in (fixtures / "mistral-vibe", fixtures / CURRENT, session / "messages.jsonl"):
         assert registry.detect(path).name == "mistral-vibe"

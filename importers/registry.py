@@ -32,9 +32,11 @@ from importers.cursor import CursorImporter
 from importers.cursor_agent import CursorAgentImporter
 from importers.gemini import GeminiImporter
 from importers.goose import GooseFilesImporter, GooseImporter
+from importers.grok_cli import GrokCliImporter
 from importers.kilo import KiloImporter
 from importers.kilo_code import KiloCodeImporter
 from importers.kimi import KimiCodeImporter, KimiImporter
+from importers.mistral_vibe import MistralVibeImporter
 from importers.opencode import OpenCodeFilesImporter, OpenCodeImporter
 from importers.openhands import OpenHandsImporter, OpenHandsV0Importer
 from importers.pi import PiImporter
@@ -78,6 +80,8 @@ AGENT_LOGS: list[AgentLogImporter] = [
     PiImporter(),
     KimiImporter(),
     KimiCodeImporter(),
+    MistralVibeImporter(),
+    GrokCliImporter(),
     OpenHandsImporter(),
     OpenHandsV0Importer(),
     ClaudeCodeImporter(),

@@ -365,6 +365,34 @@ def kilo() -> tuple[str, Writer, Neighbour]:
     return "kilo.db", lambda folder: shutil.copy(seed, folder / "kilo.db"), hostile
 
 
+def grok_cli() -> tuple[str, Writer, Neighbour]:
+    """Grok CLI: `grok.db`; the neighbour is a copy of a session under an id of its own, some of whose
+    messages hold hostile JSON."""
+    seed = IMPORTERS / "grok-cli/.grok/grok.db"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        connection = sqlite3.connect(folder / "grok.db")
+        with connection:
+            for table, key in (("sessions", "id"), ("messages", "session_id")):
+                cursor = connection.execute(f"SELECT * FROM {table} WHERE {key} = 'a1b2c3d4e5f6'")
+                names = [column[0] for column in cursor.description]
+                for row in cursor.fetchall():
+                    values = ["fa11fa11fa11" if name == key else value for name, value in zip(names, row, strict=True)]
+                    connection.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(values))})", values)
+            copied = "SELECT seq, message_json FROM messages WHERE session_id = 'fa11fa11fa11'"
+            rows = connection.execute(copied).fetchall()
+            for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+                seq, text = data.draw(st.sampled_from(rows), label="row")
+                connection.execute(
+                    "UPDATE messages SET message_json = ? WHERE session_id = 'fa11fa11fa11' AND seq = ?",
+                    # The table is STRICT: its text column takes text, and only valid text.
+                    (hostile_json_text(text, data).encode("utf-8", "surrogatepass").decode("utf-8", "replace"), seq),
+                )
+        connection.close()
+
+    return "grok.db", lambda folder: shutil.copy(seed, folder / "grok.db") and None, hostile
+
+
 def cline_sdk() -> tuple[str, Writer, Neighbour]:
     """Cline's SDK: a folder per session holding its messages; the neighbour is one more session."""
     seed = IMPORTERS / "cline-sdk/shapes/data/sessions/1784094124598_rruoq/1784094124598_rruoq.messages.json"
@@ -438,6 +466,22 @@ def kimi_code() -> tuple[str, Writer, Neighbour]:
     return ".kimi-code", good, hostile
 
 
+def mistral_vibe() -> tuple[str, Writer, Neighbour]:
+    """Mistral Vibe: a folder per session (its messages and its meta.json); the neighbour is one more
+    session's folder, its messages hostile."""
+    seed = IMPORTERS / "mistral-vibe/logs/session/session_20260612_091500_3f2a9c41"
+    sessions = ".vibe/logs/session"
+
+    def hostile(folder: Path, data: st.DataObject) -> None:
+        copy = folder / sessions / "session_20260612_091500_fa11fa11"
+        copy.mkdir()
+        (copy / "meta.json").write_text(other_ids((seed / "meta.json").read_text(encoding="utf-8")), encoding="utf-8")
+        raw = (seed / "messages.jsonl").read_text(encoding="utf-8")
+        (copy / "messages.jsonl").write_bytes(hostile_json_lines(raw, data).encode("utf-8", "surrogatepass"))
+
+    return sessions, lambda folder: shutil.copytree(seed, folder / sessions / seed.name) and None, hostile
+
+
 def openhands(store: str, seed_id: str, state: str, state_id: str) -> tuple[str, Writer, Neighbour]:
     """OpenHands: a folder per conversation, a file per event; the neighbour is a copy of the
     conversation under an id of its own, one of its files hostile."""
@@ -503,6 +547,7 @@ WRITTEN: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
         "../fa11fa11-7a3e-4b6d-9e1f-0c2b3a4d5e6f.jsonl",
     ),
     "cline-sdk": cline_sdk,
+    "grok-cli": grok_cli,
     "amazon-q": lambda: amazon_q("conversations", "rows.json", "amazon-q"),
     "kiro-cli": lambda: amazon_q("conversations_v2", "kiro-rows.json", "kiro-cli"),
     "pi": lambda: session_files(
@@ -512,6 +557,7 @@ WRITTEN: dict[str, Callable[[], tuple[str, Writer, Neighbour]]] = {
     ),
     "kimi-cli": kimi,
     "kimi-code": kimi_code,
+    "mistral-vibe": mistral_vibe,
     "openhands": lambda: openhands(
         "conversations", "a3f25b1c3e3b47c2b2f6d735b039e302", "base_state.json", "a3f25b1c-3e3b-47c2-b2f6-d735b039e302"
     ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -39,8 +40,8 @@ SEEDS = EXPORTS | {
 # database under another name) holds the records its files hold (fuzzed above as `opencode-files`) and
 # converts them with the same code, and so does Goose's (`goose-files`); Crush's and Zed's broken rows
 # are in their fixtures (tests/importers/test_crush.py, test_zed.py).
-# Amazon Q's and Kiro CLI's databases are fuzzed below.
-FORMATS = [*SEEDS, "cursor", "opencode", "kilo", "crush", "goose", "zed", "amazon-q", "kiro-cli"]
+# Amazon Q's, Kiro CLI's and Grok CLI's databases are fuzzed below.
+FORMATS = [*SEEDS, "cursor", "opencode", "kilo", "crush", "goose", "zed", "amazon-q", "kiro-cli", "grok-cli"]
 RUNS = settings(
     max_examples=8,
     deadline=None,
@@ -173,3 +174,30 @@ def test_an_amazon_q_database_with_hostile_conversations_imports_or_fails_clearl
         if data.draw(st.booleans(), label="damage the database file"):
             database.write_bytes(damage(database.read_bytes(), data))
         import_and_check(library, database, format)
+
+
+@RUNS
+@given(data=st.data())
+def test_a_grok_cli_database_with_hostile_messages_imports_or_fails_clearly(
+    library: Library, data: st.DataObject
+) -> None:
+    """Grok CLI's `grok.db`, its messages' JSON fuzzed (or the file's bytes damaged)."""
+    with tempfile.TemporaryDirectory() as folder:
+        database = Path(folder) / ".grok" / "grok.db"
+        database.parent.mkdir()
+        shutil.copy(IMPORTER_FIXTURES / "grok-cli/.grok/grok.db", database)
+        connection = sqlite3.connect(database)
+        with connection:
+            rows = connection.execute("SELECT session_id, seq, message_json FROM messages").fetchall()
+            for session, seq, text in rows:
+                value = json_line(text)  # a row already broken stays as it is
+                if value is not None and data.draw(st.booleans(), label="fuzz this message"):
+                    fuzzed = dumps(mutate(value, data, data.draw(st.integers(1, 3), label="mutations")))
+                    connection.execute(
+                        "UPDATE messages SET message_json = ? WHERE session_id = ? AND seq = ?",
+                        (fuzzed.encode("utf-8", "surrogatepass").decode("utf-8", "replace"), session, seq),
+                    )
+        connection.close()
+        if data.draw(st.booleans(), label="damage the database file"):
+            database.write_bytes(damage(database.read_bytes(), data))
+        import_and_check(library, database, "grok-cli")

@@ -26,7 +26,9 @@ if TYPE_CHECKING:  # annotations only: `pastchats recent` renders plain objects 
 
     from storage.results import ChatHit, ShownMessage
 
-LOOKALIKE_LT = "\u2039"  # ‹
+# What a tag's bracket becomes: a bracket to a reader, but nothing Unicode's confusables data or NFKC
+# folds to `<` (a test checks it against `tools.lookalikes`).
+LOOKALIKE_LT = "\u00ab"  # «
 MATCH_SEPARATOR = "…"
 CONTINUATION = "  "
 

@@ -12,7 +12,7 @@ from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.results import ChatHit, ShownMessage
 from tools.budget import clip_message, focus_pattern
-from tools.render import _swap_brackets, neutralise
+from tools.render import LOOKALIKE_LT, _swap_brackets, neutralise
 from tools.search_budget import LEVELS, SEPARATOR, block, fitted, share
 
 
@@ -73,4 +73,4 @@ def test_ascii_text_without_a_bracket_skips_the_tag_check_and_reads_the_same() -
     texts = ["plain text", "a < b", "<chat uri='x'>", "< / c h a t >", "x\u200b<chat", "<\tChAt", "", "ok>"]
     for text in texts:
         assert neutralise(text) == _swap_brackets(text)
-    assert neutralise("<CHAT>").startswith("\u2039")
+    assert neutralise("<CHAT>").startswith(LOOKALIKE_LT)

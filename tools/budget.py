@@ -24,6 +24,10 @@ from tools.render import quoted
 CUT = "[…]"
 MIN_CAP = 80
 MAX_HINTS = 5
+# A message on a page keeps at least this many characters before the page shows fewer messages
+# (12,000 characters hold about 38 of them), and the room its `#12 user (date):` line takes besides.
+PAGE_FLOOR = 250
+LINE_ROOM = 45
 
 
 def focus_pattern(query: str) -> re.Pattern[str] | None:
@@ -221,8 +225,9 @@ def fit_page(
     render: Callable[[ReadOutput], str],
     earlier: Callable[[int], tuple[int, int]] | None = None,
 ) -> tuple[ReadOutput, str]:
-    """The page within `budget`: a page too long shows fewer messages (the end goes first, or the end
-    farther from the message it is centred on). The calls it offers read the adjacent pages: the later
+    """The page within `budget`: a page too long first shortens its long messages to a fair share each
+    (at least `PAGE_FLOOR`), then shows fewer messages (the end goes first, or the end farther from
+    the message it is centred on). The calls it offers read the adjacent pages: the later
     one from the first message not shown, the earlier one (`earlier`: its offset and limit for a page
     that ends just before a given message and is shown whole) up to the first message shown."""
     messages = list(page.messages)
@@ -253,6 +258,12 @@ def fit_page(
         text = render(output)
         if len(text) <= budget:
             return output, text
+        # Long messages share the page before any is left out: a page of whole messages that held only
+        # one or two would make paging through a chat of long messages take a call per message.
+        fair = max(PAGE_FLOOR, (budget - 600) // len(messages) - LINE_ROOM)
+        if cap > fair:
+            cap = fair
+            continue
         if len(messages) > 1:
             cut_ends = True
             target = next((i for i, m in enumerate(messages) if m.matched), None)

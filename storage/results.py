@@ -49,6 +49,11 @@ class Evidence(BaseModel):
         default=None, description="How close the chat's best message is in meaning: close, related or loose."
     )
     why: str = Field(description="Why the chat is strong or weak, in one line.")
+    newer: str | None = Field(
+        default=None,
+        description="A newer chat on the same question, shown before this one (its title and date): where the "
+        "two disagree, the newer one holds the latest word.",
+    )
 
 
 class ChatHit(BaseModel):

@@ -158,6 +158,8 @@ def evidence_line(hit: ChatHit) -> str | None:
         parts.append(f"lacks {', '.join(evidence.missing)}")
     if evidence.meaning is not None:
         parts.append(f"meaning {evidence.meaning}")
+    if evidence.newer:
+        parts.append(f"newer on this: {evidence.newer}, shown before it; where they disagree, the newer holds")
     return one_line("Evidence: " + " · ".join(parts))
 
 

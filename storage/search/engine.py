@@ -8,21 +8,37 @@ chats, strong ones first → what each shows (`shown`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import get_args
 
 from storage.defaults import install_hint
 from storage.embedding.embedder import Embedder
-from storage.evidence import ChatEvidence, TermWeights, Verdict, strongest_first
+from storage.evidence import (
+    RELATED_MEANING,
+    ChatEvidence,
+    TermWeights,
+    Verdict,
+    newest_first,
+    same_question,
+    strongest_first,
+)
 from storage.filters import Filters
 from storage.hits import ConversationMeta, chat_hit
 from storage.query import AnalysedQuery, analyse
 from storage.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
 from storage.search import shown
 from storage.search.fusion import SHIPPED, Fused, Fusion, chat_boost, rrf, window_boost
-from storage.search.legs import LEG_DEPTH, VECTOR_OVERFETCH, Legs, keyword_leg, member_window_leg, vector_leg
+from storage.search.legs import (
+    LEG_DEPTH,
+    VECTOR_OVERFETCH,
+    Legs,
+    add_titles,
+    keyword_leg,
+    member_window_leg,
+    vector_leg,
+)
 from storage.search.shown import RankedUnit
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, UnitHit
@@ -30,6 +46,8 @@ from storage.stores.vector_matrix import SCAN_THREADS
 
 SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
 MORE_CHATS = 5  # strong chats beyond those shown that a result names
+# Why a weak chat is strong when it joins a strong chat on the same question that it is newer than.
+NEWER_WORD = "newer than a strong chat on the same question, and related in meaning"
 NO_FILTERS = Filters()
 
 # Query embedding and the vector leg, beside the keyword leg (`SearchEngine._legs`).
@@ -111,12 +129,16 @@ class SearchEngine:
         total, freqs = self.keywords.doc_freqs(analysed.terms, reader)
         legs = Legs(TermWeights.of(analysed, total, freqs))
         if mode in ("hybrid", "keyword"):
-            keyword_leg(self.keywords, reader, legs, analysed, depth, filters, fusion)
+            keyword_leg(self.keywords, reader, legs, analysed, depth, filters, fusion, self._titles)
         if vector is not None:
             vector_leg(legs, vector.result(), depth, fusion)
+            add_titles(legs, list(legs.evidence), self._titles)  # the chats only the vector leg found
         if legs.member_windows:
             member_window_leg(legs, fusion)
         return legs
+
+    def _titles(self, chats: Collection[str]) -> dict[str, str]:
+        return {cid: meta.title for cid, meta in self.store.metas(list(chats)).items()}
 
     def _vector_hits(self, text: str, reach: int, filters: Filters, threads: int) -> list[UnitHit]:
         assert self.embedder is not None
@@ -170,12 +192,21 @@ class SearchEngine:
         none = ChatEvidence()
         strengths = {cid: ranking.evidence.get(cid, none).strength(ranking.weights)[0] for cid in in_chat}
         order = strongest_first((cid, strengths[cid]) for cid in in_chat)
+        strong = [cid for cid in order if strengths[cid] == "strong"]
+        metas = self.store.metas(strong[: max_results + MORE_CHATS] + order[: max_results + MORE_CHATS])
+        order, newer, joined = self._latest_first(order, strong, metas, ranking)
+        strengths |= dict.fromkeys(joined, "strong")
         chosen = order[:max_results]
         others = [cid for cid in order[max_results:] if strengths[cid] == "strong"][:MORE_CHATS]
-        metas = self.store.metas(chosen + others)
+        metas |= self.store.metas([cid for cid in chosen + others if cid not in metas])
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
         verdicts = {cid: ranking.evidence.get(cid, none).verdict(ranking.weights) for cid in chosen}
+        for cid in joined.intersection(verdicts):
+            verdicts[cid] = replace(verdicts[cid], strength="strong", why=NEWER_WORD)
         chats = self._shown(chosen, metas, in_chat, ranking, verdicts)
+        for hit in chats:
+            if hit.evidence is not None and (later := metas.get(newer.get(hit.uri, ""))) is not None:
+                hit.evidence.newer = f"{later.title} ({later.updated_at.date().isoformat()})"
         return SearchResult(
             query=query,
             mode=used_mode,
@@ -188,6 +219,34 @@ class SearchEngine:
             ],
             notes=notes,
         )
+
+    @staticmethod
+    def _latest_first(
+        order: list[str], strong: list[str], metas: dict[str, ConversationMeta], ranking: Ranking
+    ) -> tuple[list[str], dict[str, str], set[str]]:
+        """Chats on the same question (the same query words, the same project when both have one) newest
+        first (`storage.evidence.newest_first`), among the chats a result may show; a weak chat related in
+        meaning joins a strong one it is newer than."""
+        if not strong:
+            return order, {}, set()
+        none = ChatEvidence()
+        related = {
+            cid
+            for cid in metas
+            if cid not in strong
+            and ranking.evidence.get(cid, none).present
+            and (ranking.evidence.get(cid, none).similarity or 0.0) >= RELATED_MEANING
+        }
+
+        def same(a: str, b: str) -> bool:
+            projects = metas[a].project, metas[b].project
+            if None not in projects and projects[0] != projects[1]:
+                return False
+            evidence = ranking.evidence
+            return same_question(evidence.get(a, none), evidence.get(b, none), ranking.weights, strong=b in strong)
+
+        candidates = [cid for cid in strong if cid in metas]
+        return newest_first(order, candidates, related, same, {cid: meta.updated_at for cid, meta in metas.items()})
 
     def _by_chat(self, ranking: Ranking) -> dict[str, Fused]:
         """Each chat's units in fused order, chats in the order of their best unit, hidden chats left out."""

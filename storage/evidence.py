@@ -67,6 +67,8 @@ MAX_PASSAGES = 4  # a chat's passages kept to find the query's words together in
 # The only letters beyond ASCII that IGNORECASE matches to an ASCII letter or digit where lower() does not
 # give that letter (dotted and dotless I, long s, Kelvin sign; İ also lower-cases to two characters).
 # A test checks this list against every code point.
+# A function or variable name in lower camel case: setInterval, useEffect, getUserById.
+_CODE_NAME = re.compile(r"[a-z]{2,}[A-Z][A-Za-z0-9]*")
 _FOLDS_BEYOND_LOWER = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
@@ -133,13 +135,18 @@ class TermWeights:
 
     def lacking_share(self, present: Collection[str]) -> float:
         """The share of the query's weight in distinguishing terms not among `present`. A word no chat
-        holds is not lacked by a chat holding a distinguishing word that chats do hold ("dashboard timer
-        setInterval" of the chat with setInterval, where nobody wrote "timer"); otherwise it is the very
-        thing asked for ("Tokyo flight prices", where nobody wrote "Tokyo")."""
+        holds is not lacked by a chat holding a distinguishing word that chats do hold; otherwise it is the
+        very thing asked for ("Tokyo flight prices", where nobody wrote "Tokyo")."""
         rare, total = self._distinguishing
         if any(t in present for t in rare if t not in self.absent):
             rare = frozenset(t for t in rare if t not in self.absent)
         return sum(self.weights[t] for t in rare if t not in present) / total
+
+    @functools.cached_property
+    def code_terms(self) -> frozenset[str]:
+        """The terms the query spelled as a code name (`setInterval`, `useEffect`): a chat holding one
+        holds it word for word, as it would `payment-service`. Not names like iPhone or S3."""
+        return frozenset(term for term, word in self.words.items() if _CODE_NAME.fullmatch(word))
 
     def phrases_in(self, text: str, present: Collection[str]) -> list[tuple[str, str]]:
         """The query's consecutive words that `text` holds together (at most two words apart: "Klara
@@ -267,7 +274,7 @@ class ChatEvidence:
         facts = Facts(
             similarity=-1.0 if self.similarity is None else self.similarity,
             coverage=self.coverage,
-            exact=self.exact,
+            exact=self.exact or not weights.code_terms.isdisjoint(self.present - self.title),
             # A chat the vector leg did not reach is unknown in meaning, not far (a large store's top passages).
             by_chance=self.similarity is not None and not weights.code and self.similarity < UNRELATED_MEANING,
             terms=len(weights.weights),

@@ -1,9 +1,9 @@
 """Sharing the output budget among the chats of a search: the room goes to the chats that answer.
 
-When any chat is strong, each weak chat is listed in one line (what names it, where its best match is,
-why it is weak), and the strong ones share a focused result: `STRONG_ROOM` characters for each, beside
-the weak chats' lines and `NOTES_ROOM` for the notes (one strong chat and four weak ones: under 5,000
-characters). Without a strong chat every chat is shown as a block, sharing the whole budget. Each shown
+Each weak chat is listed in one line (what names it, where its best match is, why it is weak), and the
+strong ones share a focused result: `STRONG_ROOM` characters for each, beside the weak chats' lines and
+`NOTES_ROOM` for the notes (one strong chat and four weak ones: under 5,000 characters; no strong chat:
+a line each, under 2,500). Text that may be unrelated is not worth the model's reading. Each shown
 chat gets a fair part of the room: chats that need less than their part keep all of it and leave the
 rest to the others. A chat is fitted to its part in steps (fewer of its matches, each kept with its
 answer, then long messages cut around the part that matched, marked `[…]`), never by leaving it out:
@@ -122,12 +122,11 @@ def fit_search(
     empty result says it)."""
     focus = focus_pattern(result.query)
     strong = sum(hit.strength == "strong" for hit in result.chats)
-    # strong chats first (the engine's order): with any, the weak ones are listed in a line each
-    hits = [hit if hit.strength == "strong" or not strong else listed(hit) for hit in result.chats]
-    blocks = [i for i, hit in enumerate(hits) if hit.strength == "strong" or not strong]
-    if strong:
-        lines = sum(len(chat_line(hit)) + SEPARATOR for hit in hits if hit.strength != "strong")
-        budget = min(budget, STRONG_ROOM * strong + lines + NOTES_ROOM)
+    # strong chats first (the engine's order); the weak ones are listed in a line each
+    hits = [hit if hit.strength == "strong" else listed(hit) for hit in result.chats]
+    blocks = [i for i, hit in enumerate(hits) if hit.strength == "strong"]
+    lines = sum(len(chat_line(hit)) + SEPARATOR for hit in hits if hit.strength != "strong")
+    budget = min(budget, STRONG_ROOM * strong + lines + NOTES_ROOM)
     reserve = 600  # for the notes and the listed chats, measured and corrected below
     dropped: list[str] = []
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] = {}  # hits only ever lose their last one

@@ -189,6 +189,27 @@ class TermWeights:
         return set(self.ascii_starts.findall(text.lower()))
 
 
+def spellings(weights: TermWeights, texts: Iterable[str]) -> dict[str, str]:
+    """For each query term `texts` hold only in a form other than the query's word (stemmed alike:
+    "liveness" for "living"), the first such form: a match the model can find in the text."""
+    if weights.candidates is None:
+        return {}
+    typed = {term: word.casefold() for term, word in weights.words.items()}
+    forms: dict[str, str] = {}
+    found: set[str] = set()
+    for text in texts:
+        for word in weights.candidates.findall(text):
+            stems = stem_words({word.lower()})
+            term = next(iter(stems), "") if len(stems) == 1 else ""
+            if term not in weights.weights:
+                continue
+            if word.casefold() == typed.get(term, term):
+                found.add(term)
+            else:
+                forms.setdefault(term, word)
+    return {term: form for term, form in forms.items() if term not in found}
+
+
 @functools.lru_cache(maxsize=256)
 def _pair_pattern(pair: tuple[str, str]) -> re.Pattern[str]:
     first, second = (re.escape(term[: max(2, len(term) - 1)]) for term in pair)
@@ -211,6 +232,7 @@ class ChatEvidence:
     # the title's, what the unit and the title hold together.
     units: set[frozenset[str]] = field(default_factory=set)
     title: frozenset[str] = frozenset()  # query stems the chat's title holds
+    written: set[str] = field(default_factory=set)  # query stems the user's and assistant's messages hold
 
     def add(self, coverage: float | None = None, similarity: float | None = None, exact: bool = False) -> None:
         if coverage is not None:
@@ -241,6 +263,7 @@ class ChatEvidence:
             self.tool_present |= present
             return
         self.present |= present
+        self.written |= present
         if len(present) > 1 and len(self.passages) < MAX_PASSAGES:
             self.passages.append(text)
 
@@ -252,10 +275,20 @@ class ChatEvidence:
             why = f"{why}; {found} only in tool output" if self.present else f"found only in tool output ({found})"
         return ("strong" if strong else "weak"), why
 
-    def verdict(self, weights: TermWeights) -> Verdict:
-        """The strength with the evidence the model is shown, in the query's own words (rarest first)."""
+    def verdict(self, weights: TermWeights, spelled: Mapping[str, str] | None = None) -> Verdict:
+        """The strength with the evidence the model is shown, in the query's own words (rarest first).
+        `spelled`: a word the chat holds for a query word it holds only in another form (`spellings`),
+        shown beside it ("living (as liveness)"); a word only its title holds says so."""
         strength, why = self.strength(weights)
         named = weights.words.get
+        spelled = spelled or {}
+
+        def held(term: str) -> str:
+            word = named(term, term)
+            if term not in self.written:
+                return f"{word} (in the title)"
+            return f"{word} (as {spelled[term]})" if term in spelled else word
+
         phrases = {pair for text in self.passages for pair in weights.phrases_in(text, self.present)}
         meaning: Meaning | None = None
         if self.similarity is not None:
@@ -263,7 +296,7 @@ class ChatEvidence:
             meaning = "loose" if s < RELATED_MEANING else "related" if s < CLOSE_MEANING else "close"
         return Verdict(
             strength=strength,
-            matched=tuple(named(t, t) for t in weights.ranked if t in self.present),
+            matched=tuple(held(t) for t in weights.ranked if t in self.present),
             missing=tuple(named(t, t) for t in weights.ranked if t not in self.present),
             phrases=tuple(f"{named(a, a)} {named(b, b)}" for a, b in weights.pairs if (a, b) in phrases),
             meaning=meaning,
@@ -274,7 +307,7 @@ class ChatEvidence:
         facts = Facts(
             similarity=-1.0 if self.similarity is None else self.similarity,
             coverage=self.coverage,
-            exact=self.exact or not weights.code_terms.isdisjoint(self.present - self.title),
+            exact=self.exact or not weights.code_terms.isdisjoint(self.written),
             # A chat the vector leg did not reach is unknown in meaning, not far (a large store's top passages).
             by_chance=self.similarity is not None and not weights.code and self.similarity < UNRELATED_MEANING,
             terms=len(weights.weights),
@@ -308,7 +341,9 @@ RULES: tuple[tuple[Callable[[Facts], bool], bool, str], ...] = (
     # A title names what the whole chat is about: its words are no chance meeting, whatever the meaning
     # of the messages (the model never reads the title).
     (
-        lambda f: f.titled >= STRONG_COVERAGE and (f.terms > 1 or f.identifier or f.similarity >= SINGLE_TERM_SIMILARITY),
+        lambda f: (
+            f.titled >= STRONG_COVERAGE and (f.terms > 1 or f.identifier or f.similarity >= SINGLE_TERM_SIMILARITY)
+        ),
         True,
         "its title holds the query's words",
     ),
@@ -333,8 +368,9 @@ RULES: tuple[tuple[Callable[[Facts], bool], bool, str], ...] = (
     ),
     (lambda f: f.terms <= SHORT_QUERY and f.lacking >= LACKING_SHARE, False, "lacks the query's rarest words"),
     (
-        lambda f: f.coverage >= STRONG_COVERAGE
-        and (f.terms > 1 or f.identifier or f.similarity >= SINGLE_TERM_SIMILARITY),
+        lambda f: (
+            f.coverage >= STRONG_COVERAGE and (f.terms > 1 or f.identifier or f.similarity >= SINGLE_TERM_SIMILARITY)
+        ),
         True,
         "holds the query's words together",
     ),

@@ -33,7 +33,9 @@ class ShownMessage(BaseModel):
 class Match(BaseModel):
     """One place in a chat that matched, with the messages shown around it."""
 
-    message_ids: list[str] = Field(description="Ids of the messages that matched, best first.")
+    message_ids: list[str] = Field(
+        description="Ids of the messages that matched (holding the query's words or related in meaning), best first."
+    )
     first_index: int = Field(description="Index of the first message shown.")
     last_index: int = Field(description="Index of the last message shown.")
     messages: list[ShownMessage]

@@ -30,13 +30,48 @@ PAGE_FLOOR = 250
 LINE_ROOM = 45
 
 
-def focus_pattern(query: str) -> re.Pattern[str] | None:
-    """The query's words, to keep the matched part of a long message in view."""
+class Focus:
+    """Words to keep in view when a long message is cut, most wanted first: `search` finds the first
+    word of the list that the text holds, not whichever word comes first in it ("offsite" in section 7 of
+    a policy, not "keep" in section 1)."""
+
+    def __init__(self, words: Sequence[str]):
+        self.words = list(dict.fromkeys(words))
+        self.patterns = [re.compile(re.escape(word), re.IGNORECASE) for word in self.words]
+
+    def search(self, text: str) -> re.Match[str] | None:
+        for pattern in self.patterns:
+            if found := pattern.search(text):
+                return found
+        return None
+
+
+def focus_pattern(query: str) -> Focus | None:
+    """The query's words, longest first, to keep the matched part of a long message in view."""
     words = {w for w in re.findall(r"\w+", query) if len(w) >= 3}
     if not words:
         return None
-    ordered = sorted(words, key=len, reverse=True)[:20]
-    return re.compile("|".join(re.escape(w) for w in ordered), re.IGNORECASE)
+    return Focus(sorted(words, key=lambda w: (-len(w), w))[:20])
+
+
+_SPELLED_AS = re.compile(r"^(\S+) \(as (\S+)\)$")
+
+
+def hit_focus(hit: ChatHit, fallback: Focus | None) -> Focus | None:
+    """The words a search found in this chat, rarest first (its evidence; a word held in another form by
+    that form, none held only by the title), then the query's."""
+    if hit.evidence is None or not hit.evidence.matched:
+        return fallback
+    words = []
+    for named in hit.evidence.matched:
+        if named.endswith("(in the title)"):
+            continue
+        spelled = _SPELLED_AS.match(named)
+        words.append(spelled.group(2) if spelled else named)
+    words = [w for w in words if len(w) >= 3]
+    if not words:
+        return fallback
+    return Focus(words + (fallback.words if fallback else []))
 
 
 # A line that opens or closes a Markdown code fence.
@@ -45,7 +80,7 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 SNAP = 80
 
 
-def clip(text: str, limit: int, focus: re.Pattern[str] | None = None) -> tuple[str, bool]:
+def clip(text: str, limit: int, focus: Focus | None = None) -> tuple[str, bool]:
     """At most about `limit` characters of `text`, centred a little before the first focus hit. The cut
     starts and ends at a line break or a space where one is near (never inside a word that has one
     nearby), and leaves no code fence open: a cut inside code opens and closes the fence again."""
@@ -95,14 +130,12 @@ def _snap_end(text: str, start: int, end: int) -> int:
     return end if space is None else space
 
 
-def clip_message(message: ShownMessage, limit: int, focus: re.Pattern[str] | None) -> ShownMessage:
+def clip_message(message: ShownMessage, limit: int, focus: Focus | None) -> ShownMessage:
     text, cut = clip(message.text, limit, focus if message.matched else None)
     return message.model_copy(update={"text": text, "truncated": True}) if cut else message
 
 
-def clip_hit(
-    hit: ChatHit, cap: int, focus: re.Pattern[str] | None, keep: int | None = None, answers: bool = False
-) -> ChatHit:
+def clip_hit(hit: ChatHit, cap: int, focus: Focus | None, keep: int | None = None, answers: bool = False) -> ChatHit:
     """The hit's first `keep` matches (all by default), long messages clipped to `cap` (half of it around
     a match; with `answers`, the assistant's messages keep the whole `cap` too: a search shows a question
     for its answer). A match with nothing to clip is kept as it is: copying models was a search's main

@@ -183,7 +183,7 @@ def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]], memo: Lin
     message's lines for the next rendering of the same message."""
     header = _about(hit)
     header[0] = f"Title: {header[0]}"
-    shown = [group for group in groups if group]
+    shown = sorted((group for group in groups if group), key=lambda group: group[0].index)  # in message order
     header.append(span_label([(g[0].index, g[-1].index) for g in shown], hit.message_count))
     if hit.strength == "weak":
         header.append("weak match: may be unrelated")

@@ -14,12 +14,11 @@ gets it back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 
 from storage.results import ChatHit, SearchResult
-from tools.budget import CUT, clip_hit, focus_pattern, hint_list, shortened_hints
+from tools.budget import CUT, Focus, clip_hit, focus_pattern, hint_list, hit_focus, shortened_hints
 from tools.outputs import SearchOutput
 from tools.render import LineMemo, chat_block, chat_line, quoted
 
@@ -44,9 +43,9 @@ STRONG_ROOM = 3_300  # the most each strong chat takes beside weak ones
 NOTES_ROOM = 500  # and the notes
 
 
-def fitted(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
+def fitted(hit: ChatHit, level: tuple[int, int], focus: Focus | None) -> ChatHit:
     keep, cap = level
-    return clip_hit(hit, cap, focus, keep, answers=True)
+    return clip_hit(hit, cap, hit_focus(hit, focus), keep, answers=True)
 
 
 def block(hit: ChatHit, memo: LineMemo | None = None) -> str:
@@ -56,7 +55,7 @@ def block(hit: ChatHit, memo: LineMemo | None = None) -> str:
 def share(
     hits: Sequence[ChatHit],
     usable: int,
-    focus: re.Pattern[str] | None,
+    focus: Focus | None,
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] | None = None,
     memo: LineMemo | None = None,
 ) -> tuple[list[ChatHit], int]:

@@ -19,13 +19,14 @@ from storage.evidence import (
     RELATED_MEANING,
     ChatEvidence,
     TermWeights,
-    Verdict,
     newest_first,
     same_question,
+    spellings,
     strongest_first,
 )
 from storage.filters import Filters
 from storage.hits import ConversationMeta, chat_hit
+from storage.models import Message
 from storage.query import AnalysedQuery, analyse
 from storage.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
 from storage.search import shown
@@ -43,6 +44,7 @@ from storage.search.shown import RankedUnit
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, UnitHit
 from storage.stores.vector_matrix import SCAN_THREADS
+from storage.units import message_chunk_id
 
 SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
 MORE_CHATS = 5  # strong chats beyond those shown that a result names
@@ -200,10 +202,7 @@ class SearchEngine:
         others = [cid for cid in order[max_results:] if strengths[cid] == "strong"][:MORE_CHATS]
         metas |= self.store.metas([cid for cid in chosen + others if cid not in metas])
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
-        verdicts = {cid: ranking.evidence.get(cid, none).verdict(ranking.weights) for cid in chosen}
-        for cid in joined.intersection(verdicts):
-            verdicts[cid] = replace(verdicts[cid], strength="strong", why=NEWER_WORD)
-        chats = self._shown(chosen, metas, in_chat, ranking, verdicts)
+        chats = self._shown(chosen, metas, in_chat, ranking, joined)
         for hit in chats:
             if hit.evidence is not None and (later := metas.get(newer.get(hit.uri, ""))) is not None:
                 hit.evidence.newer = f"{later.title} ({later.updated_at.date().isoformat()})"
@@ -264,18 +263,32 @@ class SearchEngine:
         metas: dict[str, ConversationMeta],
         in_chat: dict[str, Fused],
         ranking: Ranking,
-        verdicts: dict[str, Verdict],
+        joined: set[str],
     ) -> list[ChatHit]:
         """The chosen chats as results show them: each chat's best units widened to a question and its
-        answer, read in one pass over the store."""
-        by_chat = {cid: shown.shown_units(in_chat[cid], ranking.units, ranking.direct) for cid in chosen}
+        answer, read in one pass over the store, with the evidence of its strength (`joined`: weak chats
+        made strong by a strong chat on the same question they are newer than)."""
+        weights = ranking.weights
+        by_chat = {cid: shown.shown_units(in_chat[cid], ranking.units, ranking.direct, weights) for cid in chosen}
         messages = self.store.message_windows({cid: shown.reach(metas[cid], by_chat[cid]) for cid in chosen})
         spans = self.store.message_spans(chosen)
+        none = ChatEvidence()
         chats = []
         for cid in chosen:
             by_index = {m.index: m for m in messages.get(cid, [])}
-            matches = shown.matches(shown.windows(by_chat[cid], by_index), by_index)
-            verdict = verdicts[cid]
+
+            def meant(message: Message, chat: str = cid) -> bool:
+                """Whether a message itself holds a query word, or is related in meaning to the query."""
+                if not weights.present(message.text).isdisjoint(weights.weights):
+                    return True
+                unit = ranking.units.get(message_chunk_id(chat, message.index))
+                return unit is not None and (unit.similarity or 0.0) >= RELATED_MEANING
+
+            matches = shown.matches(shown.windows(by_chat[cid], by_index), by_index, meant)
+            texts = [metas[cid].title, *(m.text for m in by_index.values())]
+            verdict = ranking.evidence.get(cid, none).verdict(weights, spellings(weights, texts))
+            if cid in joined:
+                verdict = replace(verdict, strength="strong", why=NEWER_WORD)
             hit = chat_hit(metas[cid], matches, span=spans.get(cid), strength=verdict.strength)
             hit.evidence = Evidence(
                 matched=list(verdict.matched),

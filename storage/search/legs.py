@@ -176,8 +176,8 @@ def member_window_leg(legs: Legs, fusion: Fusion) -> None:
             unit = UnitHit(f"{chat}\x1fw{first}-{last}", chat, first, last, held)
         units.append(unit)
         evidence = legs.chat(chat)
-        held = present.intersection(legs.weights.weights)
-        coverage = legs.weights.share(held | evidence.title)
-        evidence.add_unit(held, legs.weights)  # the words of a question and its answer, together
+        words = present.intersection(legs.weights.weights)
+        coverage = legs.weights.share(words | evidence.title)
+        evidence.add_unit(words, legs.weights)  # the words of a question and its answer, together
         factors[unit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
     legs.windows.insert(0, Leg(units, legs.keyword_weight, factors))

@@ -412,12 +412,11 @@ def keyword_factor(coverage: float, full: float) -> float:
 def same_question(head: ChatEvidence, other: ChatEvidence, weights: TermWeights, *, strong: bool) -> bool:
     """Whether `other` answers the question a strong chat (`head`) answers: both hold most of the query's
     weight that either holds ("Northwind offer: decline" and "Northwind reversed: accepting" for "job
-    offer accept decline"). A strong `other` close in meaning needs only a word in common (a taper chat
-    for "marathon target finish time" speaks of a goal); a weak one must also hold most of the words and
-    be related in meaning."""
+    offer accept decline"), both at least related in meaning. A strong `other` close in meaning needs only a
+    word in common (a taper chat for "marathon target finish time" speaks of a goal)."""
     shared = head.present & other.present
-    if not shared:
-        return False
+    if not shared or min(head.similarity or 0.0, other.similarity or 0.0) < RELATED_MEANING:
+        return False  # a chat that only shares words (loose in meaning) mentions the question, not answers it
     similarity = other.similarity or 0.0
     by_words = weights.share(shared) >= SAME_QUESTION * weights.share(head.present | other.present)
     if strong:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import get_args
 
 from storage.defaults import install_hint
@@ -44,6 +45,7 @@ from storage.search.shown import RankedUnit
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, UnitHit
 from storage.stores.vector_matrix import SCAN_THREADS
+from storage.times import utc
 from storage.units import message_chunk_id
 
 SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
@@ -196,7 +198,7 @@ class SearchEngine:
         order = strongest_first((cid, strengths[cid]) for cid in in_chat)
         strong = [cid for cid in order if strengths[cid] == "strong"]
         metas = self.store.metas(strong[: max_results + MORE_CHATS] + order[: max_results + MORE_CHATS])
-        order, newer, joined = self._latest_first(order, strong, metas, ranking)
+        order, newer, joined = self._latest_first(order, strong, metas, ranking, in_chat)
         strengths |= dict.fromkeys(joined, "strong")
         chosen = order[:max_results]
         others = [cid for cid in order[max_results:] if strengths[cid] == "strong"][:MORE_CHATS]
@@ -219,9 +221,13 @@ class SearchEngine:
             notes=notes,
         )
 
-    @staticmethod
     def _latest_first(
-        order: list[str], strong: list[str], metas: dict[str, ConversationMeta], ranking: Ranking
+        self,
+        order: list[str],
+        strong: list[str],
+        metas: dict[str, ConversationMeta],
+        ranking: Ranking,
+        in_chat: dict[str, Fused],
     ) -> tuple[list[str], dict[str, str], set[str]]:
         """Chats on the same question (the same query words, the same project when both have one) newest
         first (`storage.evidence.newest_first`), among the chats a result may show; a weak chat related in
@@ -245,7 +251,23 @@ class SearchEngine:
             return same_question(evidence.get(a, none), evidence.get(b, none), ranking.weights, strong=b in strong)
 
         candidates = [cid for cid in strong if cid in metas]
-        return newest_first(order, candidates, related, same, {cid: meta.updated_at for cid, meta in metas.items()})
+        return newest_first(
+            order, candidates, related, same, self._answered_at([*candidates, *related], metas, ranking, in_chat)
+        )
+
+    def _answered_at(
+        self, chats: list[str], metas: dict[str, ConversationMeta], ranking: Ranking, in_chat: dict[str, Fused]
+    ) -> dict[str, datetime]:
+        """When each chat's best match was written (its chat's last update when the source gave no time):
+        a long chat updated last week may have settled the question a year ago."""
+        best = {cid: ranking.units[in_chat[cid][0][0]].first_index for cid in chats}
+        read = self.store.message_windows({cid: [(index, index)] for cid, index in best.items()})
+        when = {cid: metas[cid].updated_at for cid in chats}
+        for cid, messages in read.items():
+            written = next((m.created_at for m in messages if m.created_at is not None), None)
+            if written is not None:
+                when[cid] = utc(written)
+        return when
 
     def _by_chat(self, ranking: Ranking) -> dict[str, Fused]:
         """Each chat's units in fused order, chats in the order of their best unit, hidden chats left out."""

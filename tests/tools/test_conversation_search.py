@@ -67,7 +67,7 @@ async def test_results_are_chat_blocks_in_the_documented_shape(library: Library)
     assert lines[1] == "Title: Nginx setup · project homelab · 2025-01-20 · messages 1-2 of 2"
     assert lines[2].startswith("Evidence: strong, holds the query's words together · has nginx, jellyfin · meaning ")
     assert lines[3] == "#1 user (matched): How do I put nginx in front of Jellyfin?"
-    assert lines[4].startswith("#2 assistant (matched): Use proxy_pass")
+    assert lines[4].startswith("#2 assistant: Use proxy_pass")  # the answer, holding neither the words nor the meaning
     assert lines[5] == "</chat>"
     assert lines[-1] == f"Note: Today is {datetime.now(UTC).date().isoformat()} (UTC)."
 

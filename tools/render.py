@@ -164,12 +164,12 @@ def evidence_line(hit: ChatHit) -> str | None:
 
 
 def chat_line(hit: ChatHit) -> str:
-    """A chat in one line, for a weak match beside strong ones: what names it, where its best match is,
-    and why it is weak."""
+    """A chat in one line, for a weak match: what names it, the call that reads its best match, and why
+    it is weak."""
     about = _about(hit)
     first = next((m.first_index for m in hit.matches), None)
     if first is not None:
-        about.append(f"match at #{first + 1}")
+        about.append(f"best match: read_chat(uri={quoted(hit.uri)}, around={first + 1})")
     evidence = hit.evidence
     if evidence is not None:
         words = [f"has {', '.join(evidence.matched[:4])}"] if evidence.matched else []

@@ -4,7 +4,8 @@
     FASTEMBED_CACHE_PATH=../shared/fastembed_cache uv run python -m bench.answers --longmemeval
 
 The store is `bench/answers/chats.jsonl` (Maya's 2025-2026: decisions later reversed, chats named only
-by their title, a long chat that ends with its answer); the questions, `bench/answers/questions.json`.
+by their title, a long chat that ends with its answer, a chat of long messages); the questions,
+`bench/answers/questions.json`.
 Each question is one `conversation_search` call with its defaults, through the in-memory MCP client,
 as a model makes it. Reported:
 - update questions: the newer chat first and strong, or both chats shown with the older one marked
@@ -15,8 +16,8 @@ as a model makes it. Reported:
 - answerable questions (updates, titles and the rest): the expected chat first, with one of its
   answering messages shown;
 - unanswerable questions: no strong chat; every result without a strong chat within 2,500 characters;
-- paging: read_chat on the long chat from its middle, every Earlier and Later call followed: messages
-  per call.
+- paging: read_chat on a chat of 24 long messages from its middle, every Earlier and Later call
+  followed: messages per call.
 
 `--longmemeval`: LongMemEval_S's knowledge-update questions (dev split, user turns), one fresh store
 each: is the newest evidence session shown before the older ones (or the older one marked superseded)?
@@ -119,7 +120,7 @@ async def run(lib: Library) -> dict[str, Any]:
                 tally["title"].append(query)
                 if first_strong:
                     tally["title_ok"].append(query)
-        pages = await paging(client, "lisbon-trip", 20)
+        pages = await paging(client, "runbook-review", 12)
     return tally | {"pages": pages}
 
 

@@ -11,10 +11,14 @@ Per chat, from its units (a message's passages, and up to three consecutive mess
 Tool output (command results, "Todos have been modified successfully") is searched, but it is no
 evidence of what a chat is about: it never makes a chat strong.
 
-A chat is strong when it holds an identifier word for word, most of the query's weight together, or
-its meaning matches; but when a short query (a few chosen words) names something rare the chat lacks
-while it holds the rest ("Redis cluster failover" against a chat on Redis clusters), only a close
-meaning makes it strong. Thresholds were set on a labelled set of answerable, paraphrased and
+A chat's title names what all of it is about: its words count as held by every unit of the chat.
+
+A chat is strong when it holds an identifier word for word, its title holds the query, most of the
+query's weight is together in one unit, or its meaning matches; a chat holding none of the query's
+words only when its meaning is close, and when a short query (a few chosen words) names something rare
+the chat lacks while it holds the rest ("Redis cluster failover" against a chat on Redis clusters),
+likewise. `RULES` is the whole decision, one row a case. Chats on the same question (`same_question`)
+are shown newest first (`newest_first`): a decision reversed later is read in its latest word. Thresholds were set on a labelled set of answerable, paraphrased and
 unanswerable questions over the realistic test corpus (`tests/fixtures/corpus/strength.json`) and
 checked on LongMemEval (`bench/strength.py`).
 """

@@ -18,9 +18,10 @@ query's weight is together in one unit, or its meaning matches; a chat holding n
 words only when its meaning is close, and when a short query (a few chosen words) names something rare
 the chat lacks while it holds the rest ("Redis cluster failover" against a chat on Redis clusters),
 likewise. `RULES` is the whole decision, one row a case. Chats on the same question (`same_question`)
-are shown newest first (`newest_first`): a decision reversed later is read in its latest word. Thresholds were set on a labelled set of answerable, paraphrased and
-unanswerable questions over the realistic test corpus (`tests/fixtures/corpus/strength.json`) and
-checked on LongMemEval (`bench/strength.py`).
+are shown newest first (`newest_first`): a decision reversed later is read in its latest word.
+Thresholds were set on a labelled set of answerable, paraphrased and unanswerable questions over the
+realistic test corpus (`tests/fixtures/corpus/strength.json`) and checked on LongMemEval
+(`bench/strength.py`).
 """
 
 from __future__ import annotations
@@ -237,6 +238,7 @@ class ChatEvidence:
     units: set[frozenset[str]] = field(default_factory=set)
     title: frozenset[str] = frozenset()  # query stems the chat's title holds
     written: set[str] = field(default_factory=set)  # query stems the user's and assistant's messages hold
+    covering: int | None = None  # the first message of the unit holding most of the query's weight
 
     def add(self, coverage: float | None = None, similarity: float | None = None, exact: bool = False) -> None:
         if coverage is not None:
@@ -245,12 +247,15 @@ class ChatEvidence:
             self.similarity = similarity if self.similarity is None else max(self.similarity, similarity)
         self.exact = self.exact or exact
 
-    def add_unit(self, present: set[str], weights: TermWeights) -> None:
-        """A unit of what the user or the assistant wrote, holding these query stems: its share of the
-        query's weight counts with the title's words."""
+    def add_unit(self, present: set[str], weights: TermWeights, index: int | None = None) -> None:
+        """A unit of what the user or the assistant wrote (its first message at `index`), holding these
+        query stems: its share of the query's weight counts with the title's words."""
         held = frozenset(present)
         self.units.add(held)
-        self.add(coverage=weights.share(held | self.title))
+        coverage = weights.share(held | self.title)
+        if index is not None and (coverage > self.coverage or self.covering is None):
+            self.covering = index
+        self.add(coverage=coverage)
 
     def add_title(self, present: set[str], weights: TermWeights) -> None:
         """The query stems the chat's title holds: a title names what the chat is about, so its words count
@@ -416,16 +421,18 @@ def keyword_factor(coverage: float, full: float) -> float:
 def same_question(head: ChatEvidence, other: ChatEvidence, weights: TermWeights, *, strong: bool) -> bool:
     """Whether `other` answers the question a strong chat (`head`) answers: both hold most of the query's
     weight that either holds ("Northwind offer: decline" and "Northwind reversed: accepting" for "job
-    offer accept decline"), both at least related in meaning. A strong `other` close in meaning needs only a
-    word in common (a taper chat for "marathon target finish time" speaks of a goal)."""
+    offer accept decline"; an update mentioned in passing is loose in meaning, and still the latest word).
+    A strong `other` close in meaning needs only a word in common (a taper chat for "marathon target
+    finish time" speaks of a goal); a weak one must hold every query word the head holds, or most of
+    them and be related in meaning."""
     shared = head.present & other.present
-    if not shared or min(head.similarity or 0.0, other.similarity or 0.0) < RELATED_MEANING:
-        return False  # a chat that only shares words (loose in meaning) mentions the question, not answers it
+    if not shared:
+        return False
     similarity = other.similarity or 0.0
     by_words = weights.share(shared) >= SAME_QUESTION * weights.share(head.present | other.present)
     if strong:
         return by_words or similarity >= CLOSE_MEANING
-    return by_words and similarity >= RELATED_MEANING
+    return other.present >= head.present or (by_words and similarity >= RELATED_MEANING)
 
 
 def newest_first(

@@ -51,7 +51,7 @@ from storage.units import message_chunk_id
 SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
 MORE_CHATS = 5  # strong chats beyond those shown that a result names
 # Why a weak chat is strong when it joins a strong chat on the same question that it is newer than.
-NEWER_WORD = "newer than a strong chat on the same question, and related in meaning"
+NEWER_WORD = "newer than a strong chat on the same question"
 NO_FILTERS = Filters()
 
 # Query embedding and the vector leg, beside the keyword leg (`SearchEngine._legs`).
@@ -230,18 +230,12 @@ class SearchEngine:
         in_chat: dict[str, Fused],
     ) -> tuple[list[str], dict[str, str], set[str]]:
         """Chats on the same question (the same query words, the same project when both have one) newest
-        first (`storage.evidence.newest_first`), among the chats a result may show; a weak chat related in
-        meaning joins a strong one it is newer than."""
+        first (`storage.evidence.newest_first`), among the chats a result may show; a weak chat joins a
+        strong one it is newer than."""
         if not strong:
             return order, {}, set()
         none = ChatEvidence()
-        related = {
-            cid
-            for cid in metas
-            if cid not in strong
-            and ranking.evidence.get(cid, none).present
-            and (ranking.evidence.get(cid, none).similarity or 0.0) >= RELATED_MEANING
-        }
+        holding = {cid for cid in metas if cid not in strong and ranking.evidence.get(cid, none).present}
 
         def same(a: str, b: str) -> bool:
             projects = metas[a].project, metas[b].project
@@ -252,15 +246,20 @@ class SearchEngine:
 
         candidates = [cid for cid in strong if cid in metas]
         return newest_first(
-            order, candidates, related, same, self._answered_at([*candidates, *related], metas, ranking, in_chat)
+            order, candidates, holding, same, self._answered_at([*candidates, *holding], metas, ranking, in_chat)
         )
 
     def _answered_at(
         self, chats: list[str], metas: dict[str, ConversationMeta], ranking: Ranking, in_chat: dict[str, Fused]
     ) -> dict[str, datetime]:
-        """When each chat's best match was written (its chat's last update when the source gave no time):
-        a long chat updated last week may have settled the question a year ago."""
-        best = {cid: ranking.units[in_chat[cid][0][0]].first_index for cid in chats}
+        """When each chat answered: the time of the message that holds most of the query's words (else of
+        its best match; its chat's last update when the source gave no time). A long chat updated last
+        week may have settled the question a year ago."""
+        none = ChatEvidence()
+        best = {}
+        for cid in chats:
+            covering = ranking.evidence.get(cid, none).covering
+            best[cid] = ranking.units[in_chat[cid][0][0]].first_index if covering is None else covering
         read = self.store.message_windows({cid: [(index, index)] for cid, index in best.items()})
         when = {cid: metas[cid].updated_at for cid in chats}
         for cid, messages in read.items():

@@ -94,7 +94,7 @@ def keyword_leg(
         coverage = legs.weights.share(held | chat.title)
         chat.add_words(held, text, tool=hit.tool)
         if not hit.tool:  # tool output is found, but it is no evidence of what the chat was about
-            chat.add_unit(held, legs.weights)
+            chat.add_unit(held, legs.weights, hit.first_index)
         presents.append(present)
         factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
     legs.keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else 1.0
@@ -178,6 +178,6 @@ def member_window_leg(legs: Legs, fusion: Fusion) -> None:
         evidence = legs.chat(chat)
         words = present.intersection(legs.weights.weights)
         coverage = legs.weights.share(words | evidence.title)
-        evidence.add_unit(words, legs.weights)  # the words of a question and its answer, together
+        evidence.add_unit(words, legs.weights, first)  # the words of a question and its answer, together
         factors[unit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
     legs.windows.insert(0, Leg(units, legs.keyword_weight, factors))

@@ -164,11 +164,11 @@ def test_a_weak_chat_joins_only_a_strong_one_it_is_newer_than() -> None:
     assert newest_first(["old", "weak"], ["old"], ["weak"], same, earlier) == (["old", "weak"], {}, set())
 
 
-def test_chats_loose_in_meaning_are_never_the_same_question() -> None:
-    w = weights("jellyfin hardware transcoding")
-    dedicated = evidence(w, "jellyfin hardware transcoding", similarity=0.5)
-    mentions = evidence(w, "jellyfin hardware transcoding", similarity=0.3)
-    assert not same_question(dedicated, mentions, w, strong=True)
+def test_a_weak_chat_loose_in_meaning_is_on_the_same_question_only_holding_all_the_heads_words() -> None:
+    w = weights("marathon target finish time")
+    plan = evidence(w, "marathon target finish time", similarity=0.5)
+    assert same_question(plan, evidence(w, "marathon target finish time", similarity=0.3), w, strong=False)
+    assert not same_question(plan, evidence(w, "marathon finish time", similarity=0.3), w, strong=False)
 
 
 def test_a_later_match_holding_the_same_words_takes_an_earlier_ones_place() -> None:

@@ -67,6 +67,8 @@ DISTINGUISHING = 0.8
 LACKING_SHARE = 0.3
 # Two chats answer the same question when both hold this share of the query's weight that either holds.
 SAME_QUESTION = 0.6
+# ... and a weak chat joins a strong one on the same question only sharing this share of the query's weight.
+WEAK_SHARED = 0.5
 MAX_PASSAGES = 4  # a chat's passages kept to find the query's words together in
 
 # The only letters beyond ASCII that IGNORECASE matches to an ASCII letter or digit where lower() does not
@@ -424,14 +426,18 @@ def same_question(head: ChatEvidence, other: ChatEvidence, weights: TermWeights,
     offer accept decline"; an update mentioned in passing is loose in meaning, and still the latest word).
     A strong `other` close in meaning needs only a word in common (a taper chat for "marathon target
     finish time" speaks of a goal); a weak one must hold every query word the head holds, or most of
-    them and be related in meaning."""
+    them and be related in meaning, sharing at least `WEAK_SHARED` of the query's weight with the head."""
     shared = head.present & other.present
     if not shared:
         return False
     similarity = other.similarity or 0.0
     by_words = weights.share(shared) >= SAME_QUESTION * weights.share(head.present | other.present)
     if strong:
-        return by_words or similarity >= CLOSE_MEANING
+        # sharing the rarest word the head holds: what distinguishes its answer, not only common words
+        rarest = next(term for term in weights.ranked if term in head.present)
+        return (by_words and rarest in shared) or similarity >= CLOSE_MEANING
+    if weights.share(shared) < WEAK_SHARED:
+        return False  # a weak chat sharing a word or two with a chat strong by meaning is elsewhere
     return other.present >= head.present or (by_words and similarity >= RELATED_MEANING)
 
 

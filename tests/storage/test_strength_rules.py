@@ -136,7 +136,7 @@ def test_chats_on_the_same_question_come_newest_first_at_the_best_ones_place() -
     w = weights("job offer accept decline")
     chats = {
         "old": evidence(w, "job offer decline accept", similarity=0.55),
-        "new": evidence(w, "offer accept decline", similarity=0.5),
+        "new": evidence(w, "job offer: I decline no more, I accept", similarity=0.5),
         "other": evidence(w, "job", similarity=0.45),
     }
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-from storage.reads.results import ChatHit, ChatPage, RecentResult, ShownMessage
+from storage.reads.results import ChatHit, ChatPage, RecentResult, ShownMessage, WrittenWithin
 from tools.outputs import ReadOutput, RecentOutput
 from tools.render import quoted
 from tools.voice import call
@@ -24,15 +24,54 @@ from tools.voice import call
 CUT = "[…]"
 MIN_CAP = 80
 MAX_HINTS = 5
+# A message on a page keeps at least this many characters before the page shows fewer messages
+# (12,000 characters hold about 38 of them), and the room its `#12 user (date):` line takes besides.
+PAGE_FLOOR = 250
+LINE_ROOM = 45
 
 
-def focus_pattern(query: str) -> re.Pattern[str] | None:
-    """The query's words, to keep the matched part of a long message in view."""
+class Focus:
+    """Words to keep in view when a long message is cut, most wanted first: `search` finds the first
+    word of the list that the text holds, not whichever word comes first in it ("offsite" in section 7 of
+    a policy, not "keep" in section 1)."""
+
+    def __init__(self, words: Sequence[str]):
+        self.words = list(dict.fromkeys(words))
+        self.patterns = [re.compile(re.escape(word), re.IGNORECASE) for word in self.words]
+
+    def search(self, text: str) -> re.Match[str] | None:
+        for pattern in self.patterns:
+            if found := pattern.search(text):
+                return found
+        return None
+
+
+def focus_pattern(query: str) -> Focus | None:
+    """The query's words, longest first, to keep the matched part of a long message in view."""
     words = {w for w in re.findall(r"\w+", query) if len(w) >= 3}
     if not words:
         return None
-    ordered = sorted(words, key=len, reverse=True)[:20]
-    return re.compile("|".join(re.escape(w) for w in ordered), re.IGNORECASE)
+    return Focus(sorted(words, key=lambda w: (-len(w), w))[:20])
+
+
+_SPELLED_AS = re.compile(r"^(\S+) \(as (\S+)\)$")
+
+
+def hit_focus(hit: ChatHit, fallback: Focus | None) -> Focus | None:
+    """The words a search found in this chat, rarest first (its evidence; a word held in another form by
+    that form, none held only by the title), then the query's."""
+    if hit.evidence is None or not hit.evidence.matched:
+        return fallback
+    words = []
+    for named in hit.evidence.matched:
+        if named.endswith("(in the title)"):
+            continue
+        spelled = _SPELLED_AS.match(named)
+        words.append(spelled.group(2) if spelled else named)
+    words = [w for w in words if len(w) >= 3]
+    if not words:
+        return fallback
+    return Focus(words + (fallback.words if fallback else []))
 
 
 # A line that opens or closes a Markdown code fence.
@@ -41,7 +80,7 @@ _FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)
 SNAP = 80
 
 
-def clip(text: str, limit: int, focus: re.Pattern[str] | None = None) -> tuple[str, bool]:
+def clip(text: str, limit: int, focus: Focus | None = None) -> tuple[str, bool]:
     """At most about `limit` characters of `text`, centred a little before the first focus hit. The cut
     starts and ends at a line break or a space where one is near (never inside a word that has one
     nearby), and leaves no code fence open: a cut inside code opens and closes the fence again."""
@@ -91,14 +130,12 @@ def _snap_end(text: str, start: int, end: int) -> int:
     return end if space is None else space
 
 
-def clip_message(message: ShownMessage, limit: int, focus: re.Pattern[str] | None) -> ShownMessage:
+def clip_message(message: ShownMessage, limit: int, focus: Focus | None) -> ShownMessage:
     text, cut = clip(message.text, limit, focus if message.matched else None)
     return message.model_copy(update={"text": text, "truncated": True}) if cut else message
 
 
-def clip_hit(
-    hit: ChatHit, cap: int, focus: re.Pattern[str] | None, keep: int | None = None, answers: bool = False
-) -> ChatHit:
+def clip_hit(hit: ChatHit, cap: int, focus: Focus | None, keep: int | None = None, answers: bool = False) -> ChatHit:
     """The hit's first `keep` matches (all by default), long messages clipped to `cap` (half of it around
     a match; with `answers`, the assistant's messages keep the whole `cap` too: a search shows a question
     for its answer). A match with nothing to clip is kept as it is: copying models was a search's main
@@ -179,7 +216,7 @@ def fit_recent(
             newest_chat_at=newest,
         )
         output = output.model_copy(update=boundary)
-        notes = list(result.notes)
+        notes = [*(_within_line(chat) for chat in result.within), *result.notes]
         if boundary:
             notes.append("Fewer chats than asked were shown, to fit the size budget.")
         if shortened := shortened_hints(shown):
@@ -209,8 +246,9 @@ def fit_page(
     render: Callable[[ReadOutput], str],
     earlier: Callable[[int], tuple[int, int]] | None = None,
 ) -> tuple[ReadOutput, str]:
-    """The page within `budget`: a page too long shows fewer messages (the end goes first, or the end
-    farther from the message it is centred on). The calls it offers read the adjacent pages: the later
+    """The page within `budget`: a page too long first shortens its long messages to a fair share each
+    (at least `PAGE_FLOOR`), then shows fewer messages (the end goes first, or the end farther from
+    the message it is centred on). The calls it offers read the adjacent pages: the later
     one from the first message not shown, the earlier one (`earlier`: its offset and limit for a page
     that ends just before a given message and is shown whole) up to the first message shown."""
     messages = list(page.messages)
@@ -241,6 +279,12 @@ def fit_page(
         text = render(output)
         if len(text) <= budget:
             return output, text
+        # Long messages share the page before any is left out: a page of whole messages that held only
+        # one or two would make paging through a chat of long messages take a call per message.
+        fair = max(PAGE_FLOOR, (budget - 600) // len(messages) - LINE_ROOM)
+        if cap > fair:
+            cap = fair
+            continue
         if len(messages) > 1:
             cut_ends = True
             target = next((i for i, m in enumerate(messages) if m.matched), None)
@@ -275,3 +319,14 @@ def whole_page_before(
 
 def _always(value: tuple[int, int]) -> Callable[[int], tuple[int, int]]:
     return lambda _: value
+
+
+def _within_line(chat: WrittenWithin) -> str:
+    """A chat last updated after the window that holds messages written in it, and the call reading them."""
+    first, last, count = chat.numbers[0], chat.numbers[-1], len(chat.numbers)
+    numbers = f"#{first}" if count == 1 else f"#{first}-{last}"
+    return (
+        f"{chat.title!r} (last updated {chat.updated}, so not in this list) has {count} "
+        f"message{'' if count == 1 else 's'} written in this window, {numbers}: "
+        + call("read_chat", uri=chat.uri, around=first)
+    )

@@ -27,8 +27,8 @@ def render(output: RecentOutput) -> str:
     closing = [*output.notes, today_line(output.today)]
     if not output.chats:
         lead = (
-            "No chats in that time window (when paging: this was the last page). Widen it, or drop the project "
-            "filter." + newest_line(output.newest_chat_at)
+            "No chats were last updated in that time window (when paging: this was the last page). Widen it, or "
+            "drop the project filter." + newest_line(output.newest_chat_at)
         )
         return document([lead], closing)
     blocks = [chat_block(hit, [m.messages for m in hit.matches]) for hit in output.chats]
@@ -63,7 +63,8 @@ List the user's past chats by time, newest first (sort_order='asc' for oldest fi
 
 Use it when the anchor is a time, not a topic: "what did we talk about yesterday", "my last chat", \
 "the chats from last week". Give a window with after/before on the chat's last update (ISO 8601, \
-UTC). To page further, make the call the result ends with: it keeps your arguments and starts \
+UTC); a chat updated later that holds messages written in the window is named in a note with the \
+read_chat call for them. To page further, make the call the result ends with: it keeps your arguments and starts \
 where the page ended. For a topic, even at a time, use conversation_search (its \
 after/before select messages).
 

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
     from storage.reads.results import ChatHit, ShownMessage
 
-LOOKALIKE_LT = "\u2039"  # ‹
+# What a tag's bracket becomes: a bracket to a reader, but nothing Unicode's confusables data or NFKC
+# folds to `<` (a test checks it against `tools.lookalikes`).
+LOOKALIKE_LT = "\u00ab"  # «
 MATCH_SEPARATOR = "…"
 CONTINUATION = "  "
 
@@ -157,16 +159,17 @@ def evidence_line(hit: ChatHit) -> str | None:
         parts.append(f"lacks {', '.join(evidence.missing)}")
     if evidence.meaning is not None:
         parts.append(f"meaning {evidence.meaning}")
+    if evidence.newer:
+        parts.append(f"newer on this: {evidence.newer}, shown before it; where they disagree, the newer holds")
     return one_line("Evidence: " + " · ".join(parts))
 
 
-def chat_line(hit: ChatHit) -> str:
-    """A chat in one line, for a weak match beside strong ones: what names it, where its best match is,
-    and why it is weak."""
+def chat_line(hit: ChatHit, read_best: str | None) -> str:
+    """A chat in one line, for a weak match: what names it, the call that reads its best match
+    (`read_best`, worded for the reader by the caller), and why it is weak."""
     about = _about(hit)
-    first = next((m.first_index for m in hit.matches), None)
-    if first is not None:
-        about.append(f"match at #{first + 1}")
+    if read_best is not None:
+        about.append(f"best match: {read_best}")
     evidence = hit.evidence
     if evidence is not None:
         words = [f"has {', '.join(evidence.matched[:4])}"] if evidence.matched else []
@@ -180,7 +183,7 @@ def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]], memo: Lin
     message's lines for the next rendering of the same message."""
     header = _about(hit)
     header[0] = f"Title: {header[0]}"
-    shown = [group for group in groups if group]
+    shown = sorted((group for group in groups if group), key=lambda group: group[0].index)  # in message order
     header.append(span_label([(g[0].index, g[-1].index) for g in shown], hit.message_count))
     if hit.strength == "weak":
         header.append("weak match: may be unrelated")

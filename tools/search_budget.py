@@ -1,9 +1,9 @@
 """Sharing the output budget among the chats of a search: the room goes to the chats that answer.
 
-When any chat is strong, each weak chat is listed in one line (what names it, where its best match is,
-why it is weak), and the strong ones share a focused result: `STRONG_ROOM` characters for each, beside
-the weak chats' lines and `NOTES_ROOM` for the notes (one strong chat and four weak ones: under 5,000
-characters). Without a strong chat every chat is shown as a block, sharing the whole budget. Each shown
+Each weak chat is listed in one line (what names it, where its best match is, why it is weak), and the
+strong ones share a focused result: `STRONG_ROOM` characters for each, beside the weak chats' lines and
+`NOTES_ROOM` for the notes (one strong chat and four weak ones: under 5,000 characters; no strong chat:
+a line each, under 2,500). Text that may be unrelated is not worth the model's reading. Each shown
 chat gets a fair part of the room: chats that need less than their part keep all of it and leave the
 rest to the others. A chat is fitted to its part in steps (fewer of its matches, each kept with its
 answer, then long messages cut around the part that matched, marked `[…]`), never by leaving it out:
@@ -14,12 +14,11 @@ gets it back.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 
 from storage.reads.results import ChatHit, SearchResult
-from tools.budget import CUT, clip_hit, focus_pattern, hint_list, shortened_hints
+from tools.budget import CUT, Focus, clip_hit, focus_pattern, hint_list, hit_focus, shortened_hints
 from tools.outputs import SearchOutput
 from tools.render import LineMemo, chat_block, chat_line, quoted
 from tools.voice import call
@@ -45,9 +44,9 @@ STRONG_ROOM = 3_300  # the most each strong chat takes beside weak ones
 NOTES_ROOM = 500  # and the notes
 
 
-def fitted(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
+def fitted(hit: ChatHit, level: tuple[int, int], focus: Focus | None) -> ChatHit:
     keep, cap = level
-    return clip_hit(hit, cap, focus, keep, answers=True)
+    return clip_hit(hit, cap, hit_focus(hit, focus), keep, answers=True)
 
 
 def block(hit: ChatHit, memo: LineMemo | None = None) -> str:
@@ -57,7 +56,7 @@ def block(hit: ChatHit, memo: LineMemo | None = None) -> str:
 def share(
     hits: Sequence[ChatHit],
     usable: int,
-    focus: re.Pattern[str] | None,
+    focus: Focus | None,
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] | None = None,
     memo: LineMemo | None = None,
 ) -> tuple[list[ChatHit], int]:
@@ -123,12 +122,11 @@ def fit_search(
     empty result says it)."""
     focus = focus_pattern(result.query)
     strong = sum(hit.strength == "strong" for hit in result.chats)
-    # strong chats first (the engine's order): with any, the weak ones are listed in a line each
-    hits = [hit if hit.strength == "strong" or not strong else listed(hit) for hit in result.chats]
-    blocks = [i for i, hit in enumerate(hits) if hit.strength == "strong" or not strong]
-    if strong:
-        lines = sum(len(chat_line(hit)) + SEPARATOR for hit in hits if hit.strength != "strong")
-        budget = min(budget, STRONG_ROOM * strong + lines + NOTES_ROOM)
+    # strong chats first (the engine's order); the weak ones are listed in a line each
+    hits = [hit if hit.strength == "strong" else listed(hit) for hit in result.chats]
+    blocks = [i for i, hit in enumerate(hits) if hit.strength == "strong"]
+    lines = sum(len(weak_line(hit)) + SEPARATOR for hit in hits if hit.strength != "strong")
+    budget = min(budget, STRONG_ROOM * strong + lines + NOTES_ROOM)
     reserve = 600  # for the notes and the listed chats, measured and corrected below
     dropped: list[str] = []
     fitted_cache: dict[tuple[int, int], tuple[ChatHit, int]] = {}  # hits only ever lose their last one
@@ -171,3 +169,9 @@ def fit_search(
         last = hits.pop()
         blocks = [i for i in blocks if i < len(hits)]
         dropped.insert(0, f"{quoted(last.title)}: {call('read_chat', uri=last.uri)}")
+
+
+def weak_line(hit: ChatHit) -> str:
+    """A weak chat in one line, with the call that reads its best match."""
+    first = next((m.first_index for m in hit.matches), None)
+    return chat_line(hit, None if first is None else call("read_chat", uri=hit.uri, around=first + 1))

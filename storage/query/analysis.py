@@ -36,6 +36,15 @@ META_WORDS = frozenset(
     """.split()
 )
 
+# Phrases that point back at the conversation itself ("continue where we left off", "pick up where I
+# stopped"): their words ("continue", "left") are in no chat about the topic, and as the query's rarest
+# words they would make every chat on it lack what was asked.
+_META_PHRASES = re.compile(
+    r"\b(?:(?:continue|resume|pick up|carry on|go on)\s+)?(?:from\s+)?where\s+(?:we|i|you)\s+"
+    r"(?:left off|left it|stopped|were|ended)\b",
+    re.IGNORECASE,
+)
+
 # Identifiers such as payment-service, use_x_forwarded_for, std::vector or v1.2.3: kept as phrases.
 _IDENTIFIER = re.compile(r"[^\W_]+(?:[-_.:/]+[^\W_]+)+")
 
@@ -116,8 +125,10 @@ class AnalysedQuery:
 
 def analyse(query: str) -> AnalysedQuery:
     text = " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS]
-    words = list(_PLAIN.analyze(text))
-    typed = list(_TYPED.analyze(text))
+    asked = _META_PHRASES.sub(" ", text)
+    words = list(_PLAIN.analyze(asked)) or list(_PLAIN.analyze(text))
+    asked = asked if words else text
+    typed = list(_TYPED.analyze(asked))
     spelled = dict(zip(words, typed, strict=False)) if len(typed) == len(words) else {}
     content = [w for w in words if w not in STOPWORDS and w not in META_WORDS]
     meta_only = not content

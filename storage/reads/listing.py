@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -18,11 +18,12 @@ from storage.times import utc
 if TYPE_CHECKING:  # imported where used: `stats` needs none of these pydantic models (start-up speed)
     from storage.models import Message
     from storage.reads.chat_meta import ConversationMeta
-    from storage.reads.results import ChatHit, Match, RecentResult
+    from storage.reads.results import ChatHit, Match, RecentResult, WrittenWithin
 
 
 PREVIEW_HEAD = 2  # the opening exchange says what a chat was about
 PREVIEW_TAIL = 2  # the last turns say where it ended
+WITHIN_CHATS = 3  # chats updated after a window that are named for the messages they hold inside it
 
 
 def preview_spans(message_count: int) -> list[tuple[int, int]]:
@@ -170,18 +171,55 @@ def recent_page(
         for _, cid in page
         if cid in metas
     ]
-    notes = []
+    within = written_within(source, Filters(project=projects, source=source_name), after, before)
+    notes: list[str] = []
     if len(page) > n:
         notes.append(f"{len(page)} chats shown rather than {n}: they share an updated_at with the last one")
     last = metas[page[-1][1]].updated_at if page and page[-1][1] in metas else None
     name_projects(chats, source.column_counts("project"))
-    return RecentResult(
+    result = RecentResult(
         chats=chats,
         sort_order=sort_order,
         next_before=last if more and sort_order == "desc" else None,
         next_after=last if more and sort_order == "asc" else None,
         notes=notes,
     )
+    result._within = within
+    return result
+
+
+def written_within(
+    source: ChatSource, filters: Filters, after: datetime | None, before: datetime | None
+) -> list[WrittenWithin]:
+    """A line for each chat (at most `WITHIN_CHATS`, the nearest first) last updated at or after `before`
+    with messages written between `after` and `before`: a page holds the chats last updated in the window,
+    and a long chat updated the day after would otherwise hide the day's ~50 messages. These are named
+    beside the page, not in it, so that paging by `updated_at` still shows each chat once."""
+    if before is None:
+        return []
+    later = source.timeline(replace(filters, after=before - timedelta(microseconds=1), before=None))
+    ids = [cid for _, cid in sorted(later)]
+    spans = source.message_spans(ids)
+    inside = [
+        cid for cid in ids if cid in spans and spans[cid][0] < before and (after is None or spans[cid][1] > after)
+    ]
+    if not inside:
+        return []
+    metas = source.metas(inside[:WITHIN_CHATS])
+    messages = source.message_windows({cid: [(0, max(meta.message_count - 1, 0))] for cid, meta in metas.items()})
+    lines: list[WrittenWithin] = []
+    for cid in inside[:WITHIN_CHATS]:
+        written = [
+            m.index + 1
+            for m in messages.get(cid, [])
+            if m.created_at is not None and m.created_at < before and (after is None or m.created_at > after)
+        ]
+        if cid not in metas or not written:
+            continue
+        meta = metas[cid]
+        updated = utc(meta.updated_at).date().isoformat()
+        lines.append(WrittenWithin(uri=meta.id, title=meta.title, updated=updated, numbers=written))
+    return lines
 
 
 def page_by_time(

@@ -33,7 +33,9 @@ class ShownMessage(BaseModel):
 class Match(BaseModel):
     """One place in a chat that matched, with the messages shown around it."""
 
-    message_ids: list[str] = Field(description="Ids of the messages that matched, best first.")
+    message_ids: list[str] = Field(
+        description="Ids of the messages that matched (holding the query's words or related in meaning), best first."
+    )
     first_index: int = Field(description="Index of the first message shown.")
     last_index: int = Field(description="Index of the last message shown.")
     messages: list[ShownMessage]
@@ -49,6 +51,11 @@ class Evidence(BaseModel):
         default=None, description="How close the chat's best message is in meaning: close, related or loose."
     )
     why: str = Field(description="Why the chat is strong or weak, in one line.")
+    newer: str | None = Field(
+        default=None,
+        description="A newer chat on the same question, shown before this one (its title and date): where the "
+        "two disagree, the newer one holds the latest word.",
+    )
 
 
 class ChatHit(BaseModel):
@@ -101,6 +108,16 @@ class SearchResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
+class WrittenWithin(BaseModel):
+    """A chat last updated after a time window that holds messages written in it: named beside the
+    page, with the call that reads them (the tools word the call for their reader)."""
+
+    uri: str
+    title: str
+    updated: str  # the day it was last updated
+    numbers: list[int]  # its messages written in the window, by number from 1
+
+
 class RecentResult(BaseModel):
     chats: list[ChatHit]
     sort_order: Literal["asc", "desc"]
@@ -111,6 +128,12 @@ class RecentResult(BaseModel):
         default=None, description="Pass as `after` (with sort_order='asc') for the next, newer page."
     )
     notes: list[str] = Field(default_factory=list)
+    # Chats with messages inside the window but last updated after it (not part of the structured result).
+    _within: list[WrittenWithin] = PrivateAttr(default_factory=list)
+
+    @property
+    def within(self) -> list[WrittenWithin]:
+        return self._within
 
 
 class ChatPage(BaseModel):

@@ -8,14 +8,24 @@ chats, strong ones first → what each shows (`shown`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import get_args
 
 from storage.embedding.embedder import Embedder
 from storage.embedding.model_files import install_hint
-from storage.evidence import ChatEvidence, TermWeights, Verdict, strongest_first
+from storage.evidence import (
+    RELATED_MEANING,
+    ChatEvidence,
+    TermWeights,
+    newest_first,
+    same_question,
+    spellings,
+    strongest_first,
+)
+from storage.models import Message
 from storage.query.analysis import AnalysedQuery, analyse
 from storage.query.filters import Filters
 from storage.reads.catalog_view import CatalogView
@@ -23,14 +33,26 @@ from storage.reads.chat_meta import ConversationMeta, chat_hit
 from storage.reads.results import ChatHit, Evidence, OtherChat, SearchMode, SearchResult
 from storage.search import shown
 from storage.search.fusion import SHIPPED, Fused, Fusion, chat_boost, rrf, window_boost
-from storage.search.legs import LEG_DEPTH, VECTOR_OVERFETCH, Legs, keyword_leg, member_window_leg, vector_leg
+from storage.search.legs import (
+    LEG_DEPTH,
+    VECTOR_OVERFETCH,
+    Legs,
+    add_titles,
+    keyword_leg,
+    member_window_leg,
+    vector_leg,
+)
 from storage.search.shown import RankedUnit
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, UnitHit
 from storage.stores.vector_matrix import SCAN_THREADS
+from storage.times import utc
+from storage.units.windows import message_chunk_id
 
 SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)  # the modes a search accepts
 MORE_CHATS = 5  # strong chats beyond those shown that a result names
+# Why a weak chat is strong when it joins a strong chat on the same question that it is newer than.
+NEWER_WORD = "newer than a strong chat on the same question"
 NO_FILTERS = Filters()
 
 # Query embedding and the vector leg, beside the keyword leg (`SearchEngine._legs`).
@@ -112,12 +134,16 @@ class SearchEngine:
         total, freqs = self.keywords.doc_freqs(analysed.terms, reader)
         legs = Legs(TermWeights.of(analysed, total, freqs))
         if mode in ("hybrid", "keyword"):
-            keyword_leg(self.keywords, reader, legs, analysed, depth, filters, fusion)
+            keyword_leg(self.keywords, reader, legs, analysed, depth, filters, fusion, self._titles)
         if vector is not None:
             vector_leg(legs, vector.result(), depth, fusion)
+            add_titles(legs, list(legs.evidence), self._titles)  # the chats only the vector leg found
         if legs.member_windows:
             member_window_leg(legs, fusion)
         return legs
+
+    def _titles(self, chats: Collection[str]) -> dict[str, str]:
+        return {cid: meta.title for cid, meta in self.chats.metas(list(chats)).items()}
 
     def _vector_hits(self, text: str, reach: int, filters: Filters, threads: int) -> list[UnitHit]:
         assert self.embedder is not None
@@ -171,12 +197,18 @@ class SearchEngine:
         none = ChatEvidence()
         strengths = {cid: ranking.evidence.get(cid, none).strength(ranking.weights)[0] for cid in in_chat}
         order = strongest_first((cid, strengths[cid]) for cid in in_chat)
+        strong = [cid for cid in order if strengths[cid] == "strong"]
+        metas = self.chats.metas(strong[: max_results + MORE_CHATS] + order[: max_results + MORE_CHATS])
+        order, newer, joined = self._latest_first(order, strong, metas, ranking, in_chat)
+        strengths |= dict.fromkeys(joined, "strong")
         chosen = order[:max_results]
         others = [cid for cid in order[max_results:] if strengths[cid] == "strong"][:MORE_CHATS]
-        metas = self.chats.metas(chosen + others)
+        metas |= self.chats.metas([cid for cid in chosen + others if cid not in metas])
         chosen = [cid for cid in chosen if cid in metas]  # a chat deleted meanwhile is left out
-        verdicts = {cid: ranking.evidence.get(cid, none).verdict(ranking.weights) for cid in chosen}
-        chats = self._shown(chosen, metas, in_chat, ranking, verdicts)
+        chats = self._shown(chosen, metas, in_chat, ranking, joined)
+        for hit in chats:
+            if hit.evidence is not None and (later := metas.get(newer.get(hit.uri, ""))) is not None:
+                hit.evidence.newer = f"{later.title} ({later.updated_at.date().isoformat()})"
         return SearchResult(
             query=query,
             mode=used_mode,
@@ -189,6 +221,53 @@ class SearchEngine:
             ],
             notes=notes,
         )
+
+    def _latest_first(
+        self,
+        order: list[str],
+        strong: list[str],
+        metas: dict[str, ConversationMeta],
+        ranking: Ranking,
+        in_chat: dict[str, Fused],
+    ) -> tuple[list[str], dict[str, str], set[str]]:
+        """Chats on the same question (the same query words, the same project when both have one) newest
+        first (`storage.evidence.newest_first`), among the chats a result may show; a weak chat joins a
+        strong one it is newer than."""
+        if not strong:
+            return order, {}, set()
+        none = ChatEvidence()
+        holding = {cid for cid in metas if cid not in strong and ranking.evidence.get(cid, none).present}
+
+        def same(a: str, b: str) -> bool:
+            projects = metas[a].project, metas[b].project
+            if None not in projects and projects[0] != projects[1]:
+                return False
+            evidence = ranking.evidence
+            return same_question(evidence.get(a, none), evidence.get(b, none), ranking.weights, strong=b in strong)
+
+        candidates = [cid for cid in strong if cid in metas]
+        return newest_first(
+            order, candidates, holding, same, self._answered_at([*candidates, *holding], metas, ranking, in_chat)
+        )
+
+    def _answered_at(
+        self, chats: list[str], metas: dict[str, ConversationMeta], ranking: Ranking, in_chat: dict[str, Fused]
+    ) -> dict[str, datetime]:
+        """When each chat answered: the time of the message that holds most of the query's words (else of
+        its best match; its chat's last update when the source gave no time). A long chat updated last
+        week may have settled the question a year ago."""
+        none = ChatEvidence()
+        best = {}
+        for cid in chats:
+            covering = ranking.evidence.get(cid, none).covering
+            best[cid] = ranking.units[in_chat[cid][0][0]].first_index if covering is None else covering
+        read = self.chats.message_windows({cid: [(index, index)] for cid, index in best.items()})
+        when = {cid: metas[cid].updated_at for cid in chats}
+        for cid, messages in read.items():
+            written = next((m.created_at for m in messages if m.created_at is not None), None)
+            if written is not None:
+                when[cid] = utc(written)
+        return when
 
     def _by_chat(self, ranking: Ranking) -> dict[str, Fused]:
         """Each chat's units in fused order, chats in the order of their best unit, hidden chats left out."""
@@ -206,18 +285,32 @@ class SearchEngine:
         metas: dict[str, ConversationMeta],
         in_chat: dict[str, Fused],
         ranking: Ranking,
-        verdicts: dict[str, Verdict],
+        joined: set[str],
     ) -> list[ChatHit]:
         """The chosen chats as results show them: each chat's best units widened to a question and its
-        answer, read in one pass over the store."""
-        by_chat = {cid: shown.shown_units(in_chat[cid], ranking.units, ranking.direct) for cid in chosen}
+        answer, read in one pass over the store, with the evidence of its strength (`joined`: weak chats
+        made strong by a strong chat on the same question they are newer than)."""
+        weights = ranking.weights
+        by_chat = {cid: shown.shown_units(in_chat[cid], ranking.units, ranking.direct, weights) for cid in chosen}
         messages = self.chats.message_windows({cid: shown.reach(metas[cid], by_chat[cid]) for cid in chosen})
         spans = self.chats.message_spans(chosen)
+        none = ChatEvidence()
         chats = []
         for cid in chosen:
             by_index = {m.index: m for m in messages.get(cid, [])}
-            matches = shown.matches(shown.windows(by_chat[cid], by_index), by_index)
-            verdict = verdicts[cid]
+
+            def meant(message: Message, chat: str = cid) -> bool:
+                """Whether a message itself holds a query word, or is related in meaning to the query."""
+                if not weights.present(message.text).isdisjoint(weights.weights):
+                    return True
+                unit = ranking.units.get(message_chunk_id(chat, message.index))
+                return unit is not None and (unit.similarity or 0.0) >= RELATED_MEANING
+
+            matches = shown.matches(shown.windows(by_chat[cid], by_index), by_index, meant)
+            texts = [metas[cid].title, *(m.text for m in by_index.values())]
+            verdict = ranking.evidence.get(cid, none).verdict(weights, spellings(weights, texts))
+            if cid in joined:
+                verdict = replace(verdict, strength="strong", why=NEWER_WORD)
             hit = chat_hit(metas[cid], matches, span=spans.get(cid), strength=verdict.strength)
             hit.evidence = Evidence(
                 matched=list(verdict.matched),

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -34,6 +34,20 @@ WINDOW_SIZE, WINDOW_STRIDE = ChunkOptions().window_size, ChunkOptions().window_s
 MemberWindow = tuple[str, int, float, set[str], dict[int, str]]
 
 
+# The titles of chats by id (the catalog's), read for the chats the legs found.
+Titles = Callable[[Collection[str]], Mapping[str, str]]
+
+
+def add_titles(legs: Legs, chats: Collection[str], titles: Titles) -> None:
+    """The query words each chat's title holds, into its evidence (once a chat)."""
+    wanted = [cid for cid in chats if cid not in legs.titled]
+    if not wanted or not legs.weights.weights:
+        return
+    for cid, title in titles(wanted).items():
+        legs.chat(cid).add_title(legs.weights.present(title).intersection(legs.weights.weights), legs.weights)
+    legs.titled.update(wanted)
+
+
 @dataclass
 class Legs:
     """What the legs found for one query, in the order they are fused, and the evidence each chat gave."""
@@ -44,6 +58,7 @@ class Legs:
     evidence: dict[str, ChatEvidence] = field(default_factory=dict)
     keyword_weight: float = 1.0
     member_windows: list[MemberWindow] = field(default_factory=list)
+    titled: set[str] = field(default_factory=set)  # chats whose title's words are in their evidence
 
     def chat(self, chat_id: str) -> ChatEvidence:
         return self.evidence.setdefault(chat_id, ChatEvidence())
@@ -57,6 +72,7 @@ def keyword_leg(
     depth: int,
     filters: Filters,
     fusion: Fusion,
+    titles: Titles,
 ) -> None:
     """The keyword leg's lists into `legs`, and the windows its message hits fall in."""
     members = fusion.window_weight > 0 and keywords.holds(WINDOW, reader)
@@ -66,16 +82,19 @@ def keyword_leg(
     scored = keywords.find_scored(analysed, depth, filters, reader)
     found_exact = keywords.find_phrases(analysed, depth, filters, reader)
     hits = keywords.read([address for _, address in scored], reader)
+    add_titles(legs, {hit.conversation_id for hit in hits}, titles)
     factors: dict[str, float] = {}
     presents: list[set[str]] = []
     for hit in hits:
         text = hit.text or ""
         present = legs.weights.present(text)
-        coverage = legs.weights.share(present)
         chat = legs.chat(hit.conversation_id)
-        chat.add_words(present.intersection(legs.weights.weights), text, tool=hit.tool)
+        held = present.intersection(legs.weights.weights)
+        # the title's words count as the hit's own: the title says what all of the chat is about
+        coverage = legs.weights.share(held | chat.title)
+        chat.add_words(held, text, tool=hit.tool)
         if not hit.tool:  # tool output is found, but it is no evidence of what the chat was about
-            chat.add(coverage=coverage)
+            chat.add_unit(held, legs.weights, hit.first_index)
         presents.append(present)
         factors[hit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
     legs.keyword_weight = fusion.identifier_keyword_weight if analysed.has_identifier else 1.0
@@ -156,7 +175,9 @@ def member_window_leg(legs: Legs, fusion: Fusion) -> None:
             held = tuple(ids.get(index, "") for index in range(first, last + 1))
             unit = UnitHit(f"{chat}\x1fw{first}-{last}", chat, first, last, held)
         units.append(unit)
-        coverage = legs.weights.share(present)
-        legs.chat(chat).add(coverage=coverage)  # the words of a question and its answer, together
+        evidence = legs.chat(chat)
+        words = present.intersection(legs.weights.weights)
+        coverage = legs.weights.share(words | evidence.title)
+        evidence.add_unit(words, legs.weights, first)  # the words of a question and its answer, together
         factors[unit.chunk_id] = keyword_factor(coverage, fusion.keyword_coverage)
     legs.windows.insert(0, Leg(units, legs.keyword_weight, factors))

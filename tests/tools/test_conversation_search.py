@@ -35,7 +35,7 @@ CHATS = [
         "long",
         ["Tell me about the terraform state lock " + "filler words " * 800 + "dynamodb table terraform"]
         + [f"terraform answer {i} " + "more filler " * 300 for i in range(6)],
-        title="Terraform state",
+        title="Terraform state lock in a DynamoDB table",
         updated=BASE - timedelta(days=2),
     ),
 ]
@@ -67,7 +67,7 @@ async def test_results_are_chat_blocks_in_the_documented_shape(library: Library)
     assert lines[1] == "Title: Nginx setup · project homelab · 2025-01-20 · messages 1-2 of 2"
     assert lines[2].startswith("Evidence: strong, holds the query's words together · has nginx, jellyfin · meaning ")
     assert lines[3] == "#1 user (matched): How do I put nginx in front of Jellyfin?"
-    assert lines[4].startswith("#2 assistant (matched): Use proxy_pass")
+    assert lines[4].startswith("#2 assistant: Use proxy_pass")  # the answer, holding neither the words nor the meaning
     assert lines[5] == "</chat>"
     assert lines[-1] == f"Note: Today is {datetime.now(UTC).date().isoformat()} (UTC)."
 
@@ -165,11 +165,14 @@ async def test_unknown_arguments_are_rejected_not_ignored(library: Library) -> N
 
 
 async def test_ten_requested_chats_are_all_shown_within_the_budget(library: Library) -> None:
-    result = await call(server_for(library), "conversation_search", {"query": "terraform", "max_results": 10})
+    query = {"query": "terraform module question", "max_results": 10}
+    result = await call(server_for(library), "conversation_search", query)
     text, data = text_of(result), result.structured_content
     assert data is not None
     assert len(block_uris(text)) == 10
     assert len(text) <= 12_000
+    strong = [hit for hit in data["chats"] if hit["strength"] == "strong"]
+    assert len(strong) >= 8, "the terraform chats hold the words"
     assert data["truncated"] is True
     assert re.search(r"read_chat\(uri='[^']+', around=\d+\)", text)
 
@@ -197,7 +200,9 @@ async def test_a_long_message_is_shortened_around_the_part_that_matched(library:
     assert opening["truncated"] is True
     assert opening["text"].startswith("[…]")
     assert "dynamodb" in opening["text"]
-    assert "read them in full: 'Terraform state': read_chat(uri='long', around=1)" in text_of(result)
+    assert "read them in full: 'Terraform state lock in a DynamoDB table': read_chat(uri='long', around=1)" in text_of(
+        result
+    )
 
 
 async def test_an_empty_result_caused_by_a_filter_says_so(library: Library) -> None:

@@ -28,9 +28,13 @@ CHATS = [
 ]
 
 
+# A chat of long messages only: a page shortens them rather than showing one or two whole.
+WORDY = chat("wordy", [f"step {i} " + "long paragraph text " * 120 for i in range(56)], title="Wordy chat")
+
+
 @pytest.fixture(scope="module")
 def library(tmp_path_factory: pytest.TempPathFactory) -> Library:
-    return library_with(tmp_path_factory.mktemp("store"), [LONG, *CHATS])
+    return library_with(tmp_path_factory.mktemp("store"), [LONG, WORDY, *CHATS])
 
 
 def offered(text: str) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -94,6 +98,21 @@ async def test_the_previous_page_keeps_the_limit(library: Library) -> None:
     assert offered(text)["Later messages"] == ("read_chat", {"uri": "long", "offset": 45, "limit": 5})
 
 
+@pytest.mark.parametrize("first", [{"around": 50}, {"offset": 0}, {"offset": 20, "limit": 10}])
+async def test_pages_of_long_messages_hold_many_messages_each_way(library: Library, first: dict[str, Any]) -> None:
+    async with Client(server_for(library)) as client:
+        start = {"uri": "wordy", **first}
+        back = await follow(client, "read_chat", start, "Earlier messages")
+        forth = await follow(client, "read_chat", start, "Later messages")
+    seen = [m["index"] for page in back[1:] + forth for m in page["messages"]]
+    assert sorted(seen) == list(range(56))
+    asked = first.get("limit", 40)
+    for page in back + forth:
+        whole = page["offset"] + len(page["messages"]) in (56, start.get("offset", -1))
+        assert len(page["messages"]) >= min(asked, 25) or whole or page["offset"] == 0, page["offset"]
+    assert len(back) + len(forth) <= 56 // min(asked, 25) + 3
+
+
 FILTERS = [
     {"n": 2, "project": "homelab"},
     {"n": 3, "sort_order": "asc", "project": "work"},
@@ -132,7 +151,7 @@ def _matching(filters: dict[str, Any]) -> list[str]:
     project = filters.get("project")
     return [
         c.id
-        for c in [LONG, *CHATS]
+        for c in [LONG, WORDY, *CHATS]
         if (project is None or (c.project or "").casefold() == project.casefold())
         and (after is None or c.updated_at > after)
         and (before is None or c.updated_at < before)

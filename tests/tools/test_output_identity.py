@@ -3,16 +3,14 @@ rendered the quick way, is what rendering every level would give."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from bench.corpus.synthetic import CorpusWriter, queries
 from storage.embedding.embedder import HashEmbedder
 from storage.library import Library
 from storage.reads.results import ChatHit, ShownMessage
-from tools.budget import clip_message, focus_pattern
-from tools.render import _swap_brackets, neutralise
+from tools.budget import Focus, clip_message, focus_pattern, hit_focus
+from tools.render import LOOKALIKE_LT, _swap_brackets, neutralise
 from tools.search_budget import LEVELS, SEPARATOR, block, fitted, share
 
 
@@ -23,7 +21,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Library:
     return library
 
 
-def every_level(hits: list[ChatHit], usable: int, focus: re.Pattern[str] | None) -> tuple[list[ChatHit], int]:
+def every_level(hits: list[ChatHit], usable: int, focus: Focus | None) -> tuple[list[ChatHit], int]:
     """The sharing rule rendered the slow way: every level of every chat first, then the choice."""
     levels = [[fitted(hit, level, focus) for level in LEVELS] for hit in hits]
     sizes = [[len(block(variant)) + SEPARATOR for variant in variants] for variants in levels]
@@ -46,12 +44,12 @@ def test_rendering_only_the_levels_needed_shares_the_budget_as_rendering_them_al
             assert share(hits, usable, focus) == every_level(hits, usable, focus), (query, usable)
 
 
-def copying_everything(hit: ChatHit, level: tuple[int, int], focus: re.Pattern[str] | None) -> ChatHit:
+def copying_everything(hit: ChatHit, level: tuple[int, int], focus: Focus | None) -> ChatHit:
     """A level fitted the plain way: every match copied, clipped or not (answers keep the whole cap)."""
     keep, cap = level
 
     def clipped(m: ShownMessage) -> ShownMessage:
-        return clip_message(m, cap if m.matched or m.role == "assistant" else cap // 2, focus)
+        return clip_message(m, cap if m.matched or m.role == "assistant" else cap // 2, hit_focus(hit, focus))
 
     matches = [
         match.model_copy(update={"messages": [clipped(m) for m in match.messages]}) for match in hit.matches[:keep]
@@ -73,4 +71,4 @@ def test_ascii_text_without_a_bracket_skips_the_tag_check_and_reads_the_same() -
     texts = ["plain text", "a < b", "<chat uri='x'>", "< / c h a t >", "x\u200b<chat", "<\tChAt", "", "ok>"]
     for text in texts:
         assert neutralise(text) == _swap_brackets(text)
-    assert neutralise("<CHAT>").startswith("\u2039")
+    assert neutralise("<CHAT>").startswith(LOOKALIKE_LT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -96,10 +97,44 @@ async def test_before_and_after_together_give_a_window(library: Library) -> None
     assert sorted(block_uris(text_of(result))) == [f"c{i:03}" for i in range(8, 12)]
 
 
+async def test_a_window_names_a_chat_updated_later_that_holds_messages_written_in_it(tmp_path: Path) -> None:
+    from storage.models import Conversation, Message
+
+    day = datetime(2026, 7, 8, 9, 0, tzinfo=UTC)
+    messages = [
+        Message(
+            id=f"trip-m{i}",
+            index=i,
+            role="user" if i % 2 == 0 else "assistant",
+            text=f"trip detail {i}",
+            created_at=day + timedelta(hours=i * 2) - timedelta(days=1 if i < 4 else 0),
+        )
+        for i in range(14)
+    ]  # messages 1-4 on the 7th, 5-8 on the 8th, 9-14 on the 9th
+    trip = Conversation(
+        id="trip",
+        source="pastchats",
+        title="Lisbon trip",
+        created_at=messages[0].created_at,
+        updated_at=messages[-1].created_at,
+        messages=messages,
+    )
+    library = library_with(tmp_path, [trip, *CHATS[:3]])
+    window = {"after": "2026-07-08T00:00:00Z", "before": "2026-07-09T00:00:00Z"}
+    async with Client(server_for(library)) as client:
+        result = await client.call_tool("recent_chats", window)
+        assert result.structured_content is not None
+        assert result.structured_content["chats"] == []
+        note = "'Lisbon trip' (last updated 2026-07-09, so not in this list) has 4 messages written in this window"
+        assert f"{note}, #5-8: read_chat(uri='trip', around=5)" in text_of(result)
+        paged = await client.call_tool("recent_chats", {"n": 3})
+        assert "written in this window" not in text_of(paged)
+
+
 async def test_a_window_with_nothing_in_it_says_so_and_when_the_newest_chat_is(library: Library) -> None:
     result = await call(server_for(library), "recent_chats", {"before": "2024-01-01T00:00:00Z"})
     assert not result.is_error
-    assert text_of(result).startswith("No chats in that time window")
+    assert text_of(result).startswith("No chats were last updated in that time window")
     newest = NEWEST_FIRST[0].updated_at
     assert f"The newest chat was last updated {newest.date().isoformat()}." in text_of(result).splitlines()[0]
     assert result.structured_content is not None

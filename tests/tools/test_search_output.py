@@ -76,7 +76,10 @@ async def test_nonsense_and_meta_word_queries_get_no_strong_chat(corpus_library:
     assert [hit["strength"] for hit in data["chats"]] == ["weak"] * len(data["chats"])
     assert text.startswith(f"No strong match for {query!r}")
     assert "ask the user" in text.splitlines()[0]
-    assert "weak match: may be unrelated" in text
+    lines = [line for line in text.splitlines() if line.startswith("<chat ")]
+    assert len(lines) == len(data["chats"])
+    assert all(line.endswith("</chat>") and " · weak: " in line for line in lines), "a line each, saying why weak"
+    assert len(text) <= 2_500
 
 
 @pytest.mark.parametrize("query", KNOWN_TOPICS, ids=[q["query"] for q in KNOWN_TOPICS])

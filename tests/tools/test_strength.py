@@ -80,4 +80,4 @@ async def test_the_evidence_names_the_words_a_near_miss_lacks(corpus_library: Li
     assert crashloop["evidence"]["matched"] == ["Kubernetes"]
     assert crashloop["evidence"]["missing"] == ["NetworkPolicy"]
     assert crashloop["evidence"]["why"] == "lacks the query's rarest words"
-    assert "Evidence: weak, lacks the query's rarest words · has Kubernetes · lacks NetworkPolicy" in text
+    assert " · weak: lacks the query's rarest words; has Kubernetes; lacks NetworkPolicy</chat>" in text

@@ -195,6 +195,8 @@ def written_within(
     with messages written between `after` and `before`: a page holds the chats last updated in the window,
     and a long chat updated the day after would otherwise hide the day's ~50 messages. These are named
     beside the page, not in it, so that paging by `updated_at` still shows each chat once."""
+    from storage.reads.results import WrittenWithin
+
     if before is None:
         return []
     later = source.timeline(replace(filters, after=before - timedelta(microseconds=1), before=None))

@@ -148,7 +148,9 @@ class Syncer:
                 continue
             try:
                 conversations, _ = registry.read(source.path, source.format)
-                ahead += list(conversations)
+                # Read under the library's redaction, as the sync reads them again under the lock: what
+                # the importer shortens is scanned here, and found already scanned there.
+                ahead += list(self.library.redaction.reading(conversations))
             except Exception:  # an importer's failure is the sync's to report
                 log.debug("sync: not read ahead: %s", source.path, exc_info=True)
         self.library.redact_ahead(ahead[:REDACTED_AHEAD])

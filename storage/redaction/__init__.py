@@ -153,7 +153,7 @@ class Redaction:
         are numbered on from the same secrets (a secret seen before keeps its number). Returns what to
         remember for the next time."""
         if not self.enabled:
-            return conversation, Counter(), _Seen("", "", (), (), _Chat(self))
+            return conversation, Counter(), _Seen("", "", (), (), _Chat(self), (None, None), (None, None))
         same = seen is not None and seen.title == conversation.title
         chat = seen.chat.copy() if same and seen is not None else _Chat(self)
         title = seen.redacted_title if same and seen is not None else chat.redact(conversation.title)
@@ -168,9 +168,12 @@ class Redaction:
             hashes.append(digest)
             texts.append(text)
             messages.append(message if text == message.text else dataclasses.replace(message, text=text))
-        project = chat.redact(conversation.project, as_path=True) if conversation.project else conversation.project
-        url = chat.redact(conversation.url, as_path=True) if conversation.url else conversation.url
-        remembered = _Seen(conversation.title, title, tuple(hashes), tuple(texts), chat.copy())
+        fields = (conversation.project, conversation.url)
+        if seen is not None and seen.fields == fields and chat.placeholders == seen.chat.placeholders:
+            project, url = seen.redacted_fields  # no new secret could make them read otherwise
+        else:
+            project, url = (chat.redact(value, as_path=True) if value else value for value in fields)
+        remembered = _Seen(conversation.title, title, tuple(hashes), tuple(texts), chat.copy(), fields, (project, url))
         if not chat.placeholders:
             return conversation, Counter(), remembered
         update = {"title": title, "project": project, "url": url, "messages": messages}
@@ -210,20 +213,40 @@ _ACTIVE: ContextVar[Redaction | None] = ContextVar("pastchats_redaction", defaul
 _DEFAULT = Redaction()
 
 
+# What `redact_part` found in the parts it saw last, by the text's digest: a live sync reads a grown
+# log whole again, under the write lock, and its tool calls and results (and the title's first message)
+# are not scanned again, only hashed. Findings are a few small tuples a part; the oldest go first.
+_PARTS_KEPT = 8192
+_parts: OrderedDict[tuple[tuple[str, ...], bytes], tuple[tuple[int, int, str, str], ...]] = OrderedDict()
+_parts_lock = threading.Lock()
+
+
 def redact_part(text: str) -> str:
     """Text an importer is about to shorten (a tool call, a tool's result, a title), its secrets taken
     out whole before the cut could split one, under the redaction of the import reading it (every rule
     when none is). Each becomes a pending placeholder that the chat's own pass numbers."""
     redaction = _ACTIVE.get() or _DEFAULT
-    findings = redaction.find(text) if redaction.enabled else []
-    if not findings:
+    if not redaction.enabled:
+        return text
+    key = (redaction.allow, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+    with _parts_lock:
+        spans = _parts.get(key)
+        if spans is not None:
+            _parts.move_to_end(key)
+    if spans is None:
+        spans = tuple((f.start, f.end, f.kind, _identity(f.secret)) for f in redaction.find(text))
+        with _parts_lock:
+            _parts[key] = spans
+            while len(_parts) > _PARTS_KEPT:
+                _parts.popitem(last=False)
+    if not spans:
         return text
     parts: list[str] = []
     at = 0
-    for finding in findings:
-        parts.append(text[at : finding.start])
-        parts.append(f"[redacted: {finding.kind} #~{_identity(finding.secret)}]")
-        at = finding.end
+    for start, end, kind, identity in spans:
+        parts.append(text[at:start])
+        parts.append(f"[redacted: {kind} #~{identity}]")
+        at = end
     parts.append(text[at:])
     return "".join(parts)
 
@@ -308,6 +331,8 @@ class _Seen:
     hashes: tuple[bytes, ...]
     texts: tuple[str, ...]
     chat: _Chat
+    fields: tuple[str | None, str | None]  # its project and url as read
+    redacted_fields: tuple[str | None, str | None]
 
 
 class Remembered:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-if TYPE_CHECKING:  # NumPy and pyarrow are imported where they are used: reads of the catalog need neither
+if TYPE_CHECKING:  # NumPy is imported where vectors are made: reads of the catalog need none
     import numpy as np
     import numpy.typing as npt
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 import ijson
 from pydantic import TypeAdapter
 
-if TYPE_CHECKING:  # NumPy and pyarrow are imported where they are used: reads of the catalog need neither
+if TYPE_CHECKING:  # pyarrow and NumPy are imported where tables and vectors are made: reads of the catalog need neither
     import pyarrow as pa
 
 from storage.embedding.embedder import Vectors

@@ -23,8 +23,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-import pyarrow as pa
-
 from storage.embedding.embedder import DEFAULT_MODEL, Embedder, FastEmbedder
 from storage.errors import (
     DiskFull,
@@ -172,6 +170,8 @@ class Library:
     def prepare(self) -> None:
         """Map the vector matrix and open the keyword reader now,
         so that the first search does not pay for it."""
+        import pyarrow as pa
+
         idle_release.arrow_from_malloc()
         snapshot = self.store.matrix.snapshot()
         if snapshot is not None:

@@ -11,10 +11,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # NumPy is imported where vectors are made: reads of the catalog need none
+    import numpy as np
+    import numpy.typing as npt
 
 from storage.embedding.model_files import (
     DEFAULT_MODEL,
@@ -28,7 +29,7 @@ from storage.errors import EmbedderUnavailable
 
 __all__ = ["DEFAULT_MODEL", "Embedder", "EmbedderUnavailable", "FastEmbedder", "HashEmbedder", "Vectors"]
 
-Vectors = npt.NDArray[np.float32]
+Vectors: TypeAlias = "npt.NDArray[np.float32]"  # a string: NumPy is imported where vectors are made
 log = logging.getLogger(__name__)
 QUERY_CACHE = 256  # query vectors kept (1.5 KB each)
 
@@ -129,6 +130,8 @@ class _Turn:
 
 
 def _normalise(matrix: Vectors) -> Vectors:
+    import numpy as np
+
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     normalised: Vectors = (matrix / norms).astype(np.float32)
@@ -249,6 +252,8 @@ class FastEmbedder:
         """Embed documents with the int8 copy in `path` from now on, if it loads and embeds the probe
         texts within `MIN_COSINE` of the model itself; False if not. `sessions`: how many run side by
         side (default `document_sessions()`)."""
+        import numpy as np
+
         from storage.embedding import int8_model
 
         count = int8_model.document_sessions() if sessions is None else max(1, sessions)
@@ -275,6 +280,8 @@ class FastEmbedder:
             self._documents = None
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         cut = [text[:MAX_EMBED_CHARS] for text in texts]
@@ -291,6 +298,8 @@ class FastEmbedder:
     def _float32_documents(self, texts: Sequence[str]) -> Vectors:
         """Through the model itself, in batches of texts of like length (a batch is padded to its
         longest text); the model's turns batch by batch: a waiting query goes before the next batch."""
+        import numpy as np
+
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         batches = []
         for start in range(0, len(order), self._batch_size):
@@ -304,11 +313,15 @@ class FastEmbedder:
 
     def _run(self, texts: list[str]) -> Vectors:
         """One run of the model itself on a batch of documents."""
+        import numpy as np
+
         return np.asarray(list(self._model.embed(texts, batch_size=len(texts))), dtype=np.float32)
 
     def embed_query(self, text: str) -> Vectors:
         """The query's vector; the last `QUERY_CACHE` queries' are remembered (a model retrying, paging
         or reformulating repeats them; the model costs ~3-30 ms a query, the cache nothing)."""
+        import numpy as np
+
         with self._turns.queries:
             cached = self._queries.get(text)
             if cached is not None:
@@ -349,6 +362,8 @@ class HashEmbedder:
         return self._dim
 
     def _vector(self, text: str) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         vector = np.zeros(self._dim, dtype=np.float32)
         for word in _WORD.findall(text.lower()):
             digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
@@ -357,6 +372,8 @@ class HashEmbedder:
         return vector
 
     def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         return _normalise(np.stack([self._vector(t) for t in texts]))

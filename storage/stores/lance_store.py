@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import ijson
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import TypeAdapter
+
+if TYPE_CHECKING:  # pyarrow and NumPy are imported where tables and vectors are made: reads of the catalog need neither
+    import pyarrow as pa
 
 from storage.embedding.embedder import Vectors
 from storage.errors import StoreDamaged
@@ -41,7 +41,6 @@ MESSAGE = TypeAdapter(Message)
 
 log = logging.getLogger(__name__)
 
-TIMESTAMP = pa.timestamp("us")
 # While any reader is mid-read (`Readers`), an old version's files are deleted only once a newer
 # version has existed for this long. A query reads the version that was newest when it began, to its
 # end, whatever is committed meanwhile; under load one query took well over 5 s, so a reader lost a
@@ -118,13 +117,15 @@ def _survives_cleanup(method: Callable[Concatenate[LanceStore, P], R]) -> Callab
 
 
 def _conversation_schema() -> pa.Schema:
+    import pyarrow as pa
+
     return pa.schema(
         [
             pa.field("id", pa.string(), nullable=False),
             pa.field("source", pa.string()),
             pa.field("title", pa.string()),
-            pa.field("created_at", TIMESTAMP),
-            pa.field("updated_at", TIMESTAMP),
+            pa.field("created_at", pa.timestamp("us")),
+            pa.field("updated_at", pa.timestamp("us")),
             pa.field("project", pa.string()),
             pa.field("url", pa.string()),
             pa.field("message_count", pa.int32()),
@@ -140,6 +141,8 @@ VECTOR_ROWS = f"NOT pending AND embed_key != {sql_string(NO_EMBEDDING)}"
 
 
 def _chunk_schema(dim: int) -> pa.Schema:
+    import pyarrow as pa
+
     return pa.schema(
         [
             pa.field("id", pa.string(), nullable=False),
@@ -154,10 +157,10 @@ def _chunk_schema(dim: int) -> pa.Schema:
             pa.field("pending", pa.bool_()),
             pa.field("source", pa.string()),
             pa.field("project", pa.string()),
-            pa.field("updated_at", TIMESTAMP),
+            pa.field("updated_at", pa.timestamp("us")),
             # The time of the unit's message (its chat's updated_at when the source gave none): the
             # time window of conversation_search selects messages, not whole chats.
-            pa.field("at", TIMESTAMP),
+            pa.field("at", pa.timestamp("us")),
             pa.field("version", pa.string()),
         ]
     )
@@ -223,6 +226,8 @@ def _messages_column(conversations: Sequence[Conversation]) -> pa.Array:
     """Each conversation's messages as one JSON array (as `json.dumps` of the list writes it), written
     one message at a time into one buffer that Arrow takes as it is: a chat of a million messages is
     never held as a million dictionaries, nor as a Python string and its copy."""
+    import pyarrow as pa
+
     data = bytearray()
     offsets = [0]
     for conversation in conversations:
@@ -421,6 +426,8 @@ class LanceStore:
 
     def build_matrix(self) -> int:
         """Rewrite the matrix from the `chunks` table as it is now. Returns its row count."""
+        import pyarrow as pa
+
         version = int(self.chunks.version)
         query = self.chunks.search().where(VECTOR_ROWS).select([*MATRIX_COLUMNS, "vector"]).limit(None)
         schema = pa.schema([_chunk_schema(self.dim).field(name) for name in MATRIX_COLUMNS])
@@ -496,6 +503,8 @@ class LanceStore:
     @_survives_cleanup
     def vectors_for(self, keys: Sequence[str]) -> dict[str, Vectors]:
         """Stored embeddings by content key: unchanged text is never embedded twice."""
+        import numpy as np
+
         found: dict[str, Vectors] = {}
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):
@@ -516,6 +525,8 @@ class LanceStore:
     def scored_vector_search(
         self, vector: Vectors, limit: int, filters: Filters, threads: int = SCAN_THREADS
     ) -> list[tuple[float, UnitHit]]:
+        import pyarrow as pa
+
         snapshot = self.matrix.snapshot() if self.matrix.can_mask(filters) else None
         if snapshot is None:
             return self._lance_vector_search(vector, limit, filters)
@@ -576,6 +587,8 @@ class LanceStore:
     @_survives_cleanup
     def counts(self) -> tuple[int, int, int]:
         """Conversations, messages and passages as the tables hold them (`doctor`)."""
+        import pyarrow.compute as pc
+
         sizes = self.conversations.search().select(["message_count"]).limit(None).to_arrow().column(0)
         return int(self.conversations.count_rows()), int(pc.sum(sizes).as_py() or 0), self.chunk_count()
 
@@ -583,6 +596,8 @@ class LanceStore:
 
     def write_conversations(self, conversations: Sequence[Conversation], versions: Mapping[str, str]) -> None:
         """Upsert the truth; `versions` are the conversations' fingerprints (computed once by the caller)."""
+        import pyarrow as pa
+
         columns: dict[str, list[Any]] = {
             "id": [c.id for c in conversations],
             "source": [c.source for c in conversations],
@@ -653,6 +668,9 @@ class LanceStore:
         versions: Mapping[str, str],
         pending: Sequence[bool] | None,
     ) -> pa.Table:
+        import numpy as np
+        import pyarrow as pa
+
         by_id = {c.id: c for c in conversations}
         owners = [by_id[ch.conversation_id] for ch in chunks]
         flags = list(pending) if pending is not None else [False] * len(chunks)

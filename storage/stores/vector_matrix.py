@@ -38,11 +38,12 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-import pyarrow as pa
+if TYPE_CHECKING:  # NumPy and pyarrow are imported where they are used: reads of the catalog need neither
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
 
 from storage.embedding.embedder import Vectors
 from storage.query.filters import Filters
@@ -96,6 +97,8 @@ SCAN_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 def _best(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], limit: int) -> list[tuple[float, int]]:
     """The `limit` best (score, row) pairs, best first, equal scores in row order."""
+    import numpy as np
+
     if len(rows) > limit:
         cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
         chosen = scores >= cut  # ties at the cut all stay, and are decided by row below
@@ -105,11 +108,15 @@ def _best(scores: npt.NDArray[np.float64], rows: npt.NDArray[np.int64], limit: i
 
 
 def _column(table: npt.NDArray[np.float64] | None, i: int) -> npt.NDArray[np.float64] | None:
+    import numpy as np
+
     return None if table is None else np.ascontiguousarray(table[:, i])
 
 
 def quantize(block: npt.NDArray[np.float16]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]:
     """int8 rows c scaled to each row's largest component, and per row (1/s, ||c/s||, ||c/s - x||)."""
+    import numpy as np
+
     values = block.astype(np.float64)
     largest = np.abs(values).max(axis=1)
     largest[largest == 0] = 1.0
@@ -135,6 +142,8 @@ class FloatRows:
 
     def read(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float16]:
         """The rows, in the order given (ascending order reads fastest)."""
+        import numpy as np
+
         if len(rows) == 0:
             return np.zeros((0, self.dim), dtype=np.float16)
         order = None
@@ -164,12 +173,16 @@ class FloatRows:
 
 
 def _codes(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.int32], dict[str, int]]:
+    import numpy as np
+
     encoded = column.combine_chunks().dictionary_encode()
     codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
     return codes, {value: i for i, value in enumerate(encoded.dictionary.to_pylist())}
 
 
 def _micros(value: datetime | None) -> int | None:
+    import pyarrow as pa
+
     naive = naive_utc(value)
     return None if naive is None else int(pa.scalar(naive, pa.timestamp("us")).value)
 
@@ -200,6 +213,8 @@ class Snapshot:
     @functools.cached_property
     def _coarse(self) -> tuple[npt.NDArray[np.float32], float, float]:
         """1/s as float32 (the first pass over every row), and the largest ||c/s - x|| and ||c/s||."""
+        import numpy as np
+
         assert self.inverse is not None
         assert self.norm is not None
         assert self.error is not None
@@ -209,6 +224,8 @@ class Snapshot:
 
     def mask(self, filters: Filters, exclude: Collection[str]) -> npt.NDArray[np.bool_] | None:
         """Rows that pass the filters and belong to none of `exclude`; None when every row does."""
+        import numpy as np
+
         keep: npt.NDArray[np.bool_] | None = None
 
         def narrow(condition: npt.NDArray[np.bool_]) -> None:
@@ -234,6 +251,8 @@ class Snapshot:
         self, query: Vectors, rows: npt.NDArray[np.int64] | None = None, threads: int = SCAN_THREADS
     ) -> npt.NDArray[np.float64]:
         """float16 dot products with every row, or with `rows` only (the same values either way)."""
+        import numpy as np
+
         q16 = query.astype(np.float16)[None, :]
         if rows is not None:
             if len(rows) == 0:
@@ -258,6 +277,8 @@ class Snapshot:
     ) -> list[tuple[float, int]]:
         """(cosine similarity, row) of the best `limit` rows passing the filters, best first; equal
         scores in row order. The float16 scan's result exactly, whether or not int8 rows serve it."""
+        import numpy as np
+
         if len(self.vectors) == 0:
             return []
         keep = self.mask(filters, exclude)
@@ -285,6 +306,8 @@ class Snapshot:
         (`_finer_upper`), and only those still above it are read: on the 100k store 1,303 float16 rows
         a search (p50; 1,977 max) instead of 2,861 (6,591).
         """
+        import numpy as np
+
         rows, approx, upper = self._candidates(query, limit, keep, threads)
         if len(rows) <= limit:
             return rows, self.scores(query, rows)
@@ -299,6 +322,8 @@ class Snapshot:
 
     def _query(self, query: Vectors) -> tuple[npt.NDArray[np.float64], float, npt.NDArray[np.int8]]:
         """The query as float16 (in float64), and its int8 codes d with their scale t (q ≈ d/t)."""
+        import numpy as np
+
         q16 = query.astype(np.float16).astype(np.float64)
         largest = float(np.abs(q16).max()) or 1.0
         t = 127.0 / largest
@@ -313,6 +338,8 @@ class Snapshot:
         estimate: the query's part of `_candidates`'s bound, 254 times smaller. The second product is
         taken for these rows alone.
         """
+        import numpy as np
+
         assert self.codes is not None
         assert self.inverse is not None
         assert self.norm is not None
@@ -345,6 +372,8 @@ class Snapshot:
         (`near`); the exact bounds above are then computed for those alone. The rows `near` leaves out
         have an upper bound below that of the `limit`-th best lower bound, so the result is the same.
         """
+        import numpy as np
+
         assert self.codes is not None
         assert self.inverse is not None
         assert self.norm is not None
@@ -377,6 +406,8 @@ class Snapshot:
 
     def _int8_scan(self, q8: npt.NDArray[np.int8], threads: int) -> npt.NDArray[np.float32]:
         """The int8 dot products of the query's codes with every row: most of a search's time here."""
+        import numpy as np
+
         assert self.codes is not None
         # int8 dot products are integers below 2^24 in magnitude: exact in float32
         scanned = simsimd.cdist(q8[None, :], self.codes, metric="dot", out_dtype="float32", threads=threads)
@@ -385,6 +416,8 @@ class Snapshot:
 
     def rows(self, indices: list[int], columns: list[str] | None = None) -> list[dict[str, Any]]:
         """The rows' metadata (only `columns`, if given: converting the filter columns is most of the cost)."""
+        import pyarrow as pa
+
         meta = self.meta if columns is None else self.meta.select(columns)
         rows: list[dict[str, Any]] = meta.take(pa.array(indices, pa.int64())).to_pylist()
         return rows
@@ -433,6 +466,8 @@ class VectorMatrix:
 
     def snapshot(self) -> Snapshot | None:
         """The current generation, mapped once and reused until a writer publishes a new one."""
+        import pyarrow as pa
+
         stamp = self._stamp(self.manifest_path)
         if stamp is None:
             self._snapshot = None
@@ -447,6 +482,9 @@ class VectorMatrix:
         return self._snapshot
 
     def _load(self, manifest: dict[str, Any]) -> Snapshot:
+        import numpy as np
+        import pyarrow as pa
+
         generation, rows = str(manifest["generation"]), int(manifest["rows"])
         # One contiguous copy (~100 bytes a row): `take` over the build's many batches cost ~25 ms a search.
         meta = pa.ipc.open_file(pa.memory_map(str(self.directory / f"{generation}.arrow"))).read_all()
@@ -557,6 +595,9 @@ class VectorMatrix:
         meta_schema: pa.Schema,
     ) -> int:
         """Write a new generation from `batches` (META_COLUMNS + `vector`), publish it, drop the old one."""
+        import numpy as np
+        import pyarrow as pa
+
         self.directory.mkdir(parents=True, exist_ok=True)
         generation = uuid.uuid4().hex[:12]
         rows = 0

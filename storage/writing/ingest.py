@@ -15,8 +15,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from storage.embedding.embedder import Embedder, Vectors
 from storage.errors import is_disk_full
 from storage.models import Conversation
@@ -96,6 +94,8 @@ class IngestProgress:
 
 def mean_vector(vectors: Sequence[Vectors], weights: Sequence[float]) -> Vectors:
     """The L2-normalised weighted mean of unit vectors: a coarse unit's vector from its members'."""
+    import numpy as np
+
     mean = np.average(np.stack(vectors).astype(np.float32), axis=0, weights=np.asarray(weights, np.float32))
     norm = float(np.linalg.norm(mean))
     return (mean / norm if norm > 0 else mean).astype(np.float32)
@@ -356,6 +356,8 @@ class Ingestor:
         A derived chunk (`Chunk.mean_of`) gets the mean of its members' vectors once every member has
         one (stored or embedded now), and awaits its members otherwise: it never costs a model run.
         """
+        import numpy as np
+
         keys = [ch.embed_key for ch in chunks]
         here = {ch.embed_key for ch in chunks if ch.model_text}
         # A window's members are in this list, or (a long chat derived in slices) stored by an earlier slice.

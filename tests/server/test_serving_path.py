@@ -194,7 +194,6 @@ def test_a_store_left_by_a_crashed_write_is_repaired_before_serving(real_store: 
 def test_a_lost_keyword_index_or_another_model_needs_repair(tmp_path: Path) -> None:
     home = tmp_path / "store"
     Library.open(home, embedder=HashEmbedder(32)).import_conversations(CHATS)
-    assert Library.open(home, embedder=HashEmbedder(32), heal=False).needs_repair() is False
     assert Library.open(home, embedder=HashEmbedder(48), heal=False).needs_repair() is True
     for path in (home / "keyword").iterdir():
         path.unlink()
@@ -231,3 +230,53 @@ async def test_a_running_server_follows_the_store_to_the_model_it_was_re_embedde
         assert loaded == ["test/hash-32"]
         assert "sourdough" in text.lower()
         assert "keyword-only" not in text
+
+
+# A CLI command in a process of its own, then the heavy libraries that process imported (stderr).
+CLI_SCRIPT = """
+import sys
+from server.cli import main
+sys.argv[0] = "pastchats"
+try:
+    main()
+finally:
+    heavy = ("numpy", "pyarrow", "lancedb", "onnxruntime", "fastembed")
+    print(" ".join(name for name in heavy if name in sys.modules) or "-", file=sys.stderr)
+"""
+
+
+def _cli(home: Path, user_home: Path, *args: str) -> tuple[str, set[str]]:
+    env = {"HOME": str(user_home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PASTCHATS_SYNC": "false"}
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_SCRIPT, "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout, set(done.stderr.split()[-1].split()) - {"-"}
+
+
+def test_stats_recent_and_read_on_a_current_store_import_no_numpy_pyarrow_or_lancedb(tmp_path: Path) -> None:
+    """Their start-up budget (docs/ARCHITECTURE.md): the catalog answers them, so a store that needs
+    no repair is read without the vectors' libraries; one that does is repaired first, as before."""
+    home, user_home = tmp_path / "store", tmp_path / "user"
+    user_home.mkdir()
+    Library.open(home, embedder=HashEmbedder(32)).import_conversations(CHATS)
+
+    stats, loaded = _cli(home, user_home, "stats")
+    assert "Chats: 2 " in stats
+    assert loaded == set()
+    recent, loaded = _cli(home, user_home, "recent")
+    assert "Nginx setup" in recent
+    assert loaded == set()
+    read, loaded = _cli(home, user_home, "read", "nginx")
+    assert "proxy_pass" in read
+    assert loaded == set()
+
+    Library.open(home, embedder=HashEmbedder(32), heal=False).lock.begin(["nginx"])  # a writer killed mid-way
+    stats, loaded = _cli(home, user_home, "stats")
+    assert "Chats: 2 " in stats
+    assert "lancedb" in loaded  # opening repaired what the crashed write left before reading

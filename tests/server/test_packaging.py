@@ -157,8 +157,23 @@ def test_the_wheel_and_the_sdist_build_install_the_tested_versions_and_run(tmp_p
     assert sdist.stat().st_size < 5_000_000  # the sources, not a cache or a store
     venv = tmp_path / "venv"
     ok(uv, "venv", "--quiet", "--python", sys.executable, str(venv))
-    constraints = str(ROOT / "server" / "constraints.txt")
-    ok(uv, "pip", "install", "--quiet", "--offline", "--python", str(venv), str(wheel), "-c", constraints)
+    # The tested versions, from uv's cache by the lock's own addresses (offline, no index to ask), then
+    # the wheel itself, and a check that what it requires is what is installed.
+    locked = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(venv)}
+    ok(
+        uv,
+        "sync",
+        "--quiet",
+        "--offline",
+        "--frozen",
+        "--no-dev",
+        "--no-install-project",
+        "--project",
+        str(ROOT),
+        env=locked,
+    )
+    ok(uv, "pip", "install", "--quiet", "--offline", "--no-deps", "--python", str(venv), str(wheel))
+    ok(uv, "pip", "check", "--python", str(venv))
 
     home = tmp_path / "home"
     home.mkdir()

@@ -26,7 +26,7 @@ import json
 import re
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,18 +39,17 @@ from importers._common import (
     as_list,
     as_str,
     build_conversation,
-    convert_each,
     count_unknown,
     expand_home,
-    note_unknown,
     parse_time,
     result_text,
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, read_head, read_regular
+from importers._files import file_time, read_head, read_regular
+from importers._sessions import SessionFileImporter
 from importers._sqlite import connect, is_sqlite
-from importers.base import AgentLogImporter, ImportReport, SourceError
+from importers.base import ImportReport
 from importers.cline import data_folder
 from storage.models import Conversation, Role
 
@@ -62,8 +61,10 @@ _COMMAND = re.compile(r'^\s*<user_command\b[^>]*\bslash="([^"]+)"[^>]*>(.*?)</us
 _RUNTIME = re.compile(r"<(mode_notice|file_content)\b[^>]*>.*?</\1>\s*", re.DOTALL)
 
 
-class ClineSdkImporter(AgentLogImporter):
+class ClineSdkImporter(SessionFileImporter):
     name = "cline-sdk"
+    detect_depth = 3
+    none_found = f"no Cline sessions (sessions/<id>/<id>{MESSAGES}) under {{path}}"
     variables: ClassVar[Mapping[str, str]] = {
         "CLINE_SESSION_DATA_DIR": "the folder of Cline's SDK sessions, in place of Cline's data folder's sessions/",
         "CLINE_DIR": "Cline's folder for its CLI and JetBrains hosts (default ~/.cline), whose data/ holds the tasks",
@@ -86,19 +87,11 @@ class ClineSdkImporter(AgentLogImporter):
         candidates = (_manifest(session), session.parent.parent.parent / INDEX)
         return next(([file] for file in candidates if file.is_file()), [])
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return _looks_like_messages(path)
-        return path.is_dir() and any_file(path, 3, _looks_like_messages)
+    def is_session(self, file: Path) -> bool:
+        return _looks_like_messages(file)
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        files = [path] if path.is_file() else self.session_files(path)
-        if not files:
-            raise SourceError(f"no Cline sessions (sessions/<id>/<id>{MESSAGES}) under {path}")
-        unknown: UnknownCounts = {}
-        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "session")
-        note_unknown(report, unknown)
+    def convert(self, file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+        return _convert(file, report, unknown)
 
 
 def _is_session_file(file: Path) -> bool:

@@ -20,7 +20,7 @@ namespace not known here is counted in the report.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,16 +32,15 @@ from importers._common import (
     as_list,
     as_str,
     build_conversation,
-    convert_each,
     count_unknown,
     env_folder,
-    note_unknown,
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head
-from importers.base import AgentLogImporter, ImportReport, SourceError
+from importers._files import file_time, iter_jsonl, read_head
+from importers._sessions import SessionFileImporter
+from importers.base import ImportReport
 from storage.models import Conversation
 
 EVENTS = "events.jsonl"
@@ -53,8 +52,10 @@ _KNOWN = {
 }  # fmt: skip
 
 
-class CopilotCliImporter(AgentLogImporter):
+class CopilotCliImporter(SessionFileImporter):
     name = "copilot-cli"
+    detect_depth = 3
+    none_found = f"no Copilot CLI sessions (session-state/*/{EVENTS}) under {{path}}"
     variables: ClassVar[Mapping[str, str]] = {
         "COPILOT_HOME": "GitHub Copilot CLI's folder (default ~/.copilot), whose session-state/ holds the sessions"
     }
@@ -67,19 +68,11 @@ class CopilotCliImporter(AgentLogImporter):
         found = set(root.glob(f"*/{EVENTS}")) | set(root.glob("*.jsonl"))
         return sorted(f for f in found if f.is_file())
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return _looks_like_events(path)
-        return path.is_dir() and any_file(path, 3, _looks_like_events)
+    def is_session(self, file: Path) -> bool:
+        return _looks_like_events(file)
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        files = [path] if path.is_file() else self.session_files(path)
-        if not files:
-            raise SourceError(f"no Copilot CLI sessions (session-state/*/{EVENTS}) under {path}")
-        unknown: UnknownCounts = {}
-        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "session")
-        note_unknown(report, unknown)
+    def convert(self, file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+        return _convert(file, report, unknown)
 
 
 def _looks_like_events(path: Path) -> bool:

@@ -56,6 +56,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, iter_jsonl, open_regular, read_head, read_regular
+from importers._sessions import SessionFileImporter
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
@@ -81,8 +82,9 @@ def share_folder(env: Mapping[str, str], home: Path) -> Path:
     return expand_home(configured, home) if configured else home / ".kimi"
 
 
-class KimiImporter(AgentLogImporter):
+class KimiImporter(SessionFileImporter):
     name = "kimi-cli"
+    none_found = "no Kimi CLI sessions (sessions/<folder hash>/<session>/wire.jsonl) under {path}"
     variables: ClassVar[Mapping[str, str]] = {
         "KIMI_SHARE_DIR": "Kimi CLI's folder (default ~/.kimi), whose sessions/ holds the sessions"
     }
@@ -107,14 +109,8 @@ class KimiImporter(AgentLogImporter):
             return _looks_like_wire(path) or (path.name == CONTEXT and _looks_like_context(path))
         return path.is_dir() and any_file(path, 3, lambda file: _looks_like_wire(file) or _looks_like_context(file))
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        files = [path] if path.is_file() else self.session_files(path)
-        if not files:
-            raise SourceError(f"no Kimi CLI sessions (sessions/<folder hash>/<session>/wire.jsonl) under {path}")
-        unknown: UnknownCounts = {}
-        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "session")
-        note_unknown(report, unknown)
+    def convert(self, file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+        return _convert(file, report, unknown)
 
 
 def _looks_like_wire(path: Path) -> bool:

@@ -25,7 +25,7 @@ import json
 import re
 import sys
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,16 +37,15 @@ from importers._common import (
     as_list,
     as_str,
     build_conversation,
-    convert_each,
     count_unknown,
     expand_home,
-    note_unknown,
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head, read_regular
-from importers.base import AgentLogImporter, ImportReport, SourceError
+from importers._files import file_time, iter_jsonl, read_head, read_regular
+from importers._sessions import SessionFileImporter
+from importers.base import ImportReport
 from storage.models import Conversation
 
 MESSAGES = "messages.jsonl"
@@ -79,8 +78,10 @@ def _configured_folder(env: Mapping[str, str], home: Path, vibe: Path) -> Path |
     return expand_home(configured, home) if configured else None
 
 
-class MistralVibeImporter(AgentLogImporter):
+class MistralVibeImporter(SessionFileImporter):
     name = "mistral-vibe"
+    detect_depth = 4
+    none_found = "no Mistral Vibe sessions (logs/session/session_*/messages.jsonl) under {path}"
     variables: ClassVar[Mapping[str, str]] = {
         "VIBE_HOME": "Mistral Vibe's folder (default ~/.vibe), whose logs/session/ holds the sessions",
         "VIBE_SESSION_LOGGING__SAVE_DIR": "Mistral Vibe's sessions folder (default ~/.vibe/logs/session)",
@@ -102,19 +103,11 @@ class MistralVibeImporter(AgentLogImporter):
         metadata = session.parent / METADATA
         return [metadata] if session.name == MESSAGES and metadata.is_file() else []
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return _looks_like_session(path)
-        return path.is_dir() and any_file(path, 4, _looks_like_session)
+    def is_session(self, file: Path) -> bool:
+        return _looks_like_session(file)
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        files = [path] if path.is_file() else self.session_files(path)
-        if not files:
-            raise SourceError(f"no Mistral Vibe sessions (logs/session/session_*/messages.jsonl) under {path}")
-        unknown: UnknownCounts = {}
-        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "session")
-        note_unknown(report, unknown)
+    def convert(self, file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+        return _convert(file, report, unknown)
 
 
 def _is_session_name(file: Path) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -31,16 +31,15 @@ from importers._common import (
     as_list,
     as_str,
     build_conversation,
-    convert_each,
     count_unknown,
     expand_home,
-    note_unknown,
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head
-from importers.base import AgentLogImporter, ImportReport, SourceError
+from importers._files import file_time, iter_jsonl, read_head
+from importers._sessions import SessionFileImporter
+from importers.base import ImportReport
 from storage.models import Conversation
 
 _SKILL = re.compile(r'\A<skill name="([^"]+)" location="[^"]+">\n.*?\n</skill>(?:\n\n(.*))?\Z', re.DOTALL)
@@ -58,8 +57,10 @@ def agent_folder(env: Mapping[str, str], home: Path) -> Path:
     return expand_home(configured, home) if configured else home / ".pi" / "agent"
 
 
-class PiImporter(AgentLogImporter):
+class PiImporter(SessionFileImporter):
     name = "pi"
+    detect_depth = 2
+    none_found = "no pi sessions (sessions/--<folder>--/*.jsonl) under {path}"
     variables: ClassVar[Mapping[str, str]] = {
         "PI_CODING_AGENT_DIR": "pi's agent folder (default ~/.pi/agent), whose sessions/ holds the sessions"
     }
@@ -72,19 +73,11 @@ class PiImporter(AgentLogImporter):
         found = set(root.glob("*/*.jsonl")) | set(root.glob("*.jsonl"))
         return sorted(file for file in found if file.is_file())
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return _looks_like_session(path)
-        return path.is_dir() and any_file(path, 2, _looks_like_session)
+    def is_session(self, file: Path) -> bool:
+        return _looks_like_session(file)
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        files = [path] if path.is_file() else self.session_files(path)
-        if not files:
-            raise SourceError(f"no pi sessions (sessions/--<folder>--/*.jsonl) under {path}")
-        unknown: UnknownCounts = {}
-        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "session")
-        note_unknown(report, unknown)
+    def convert(self, file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+        return _convert(file, report, unknown)
 
 
 def _looks_like_session(path: Path) -> bool:

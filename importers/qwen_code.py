@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,16 +29,15 @@ from importers._common import (
     as_list,
     as_str,
     build_conversation,
-    convert_each,
     count_unknown,
     expand_home,
-    note_unknown,
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
 )
-from importers._files import any_file, file_time, iter_jsonl, read_head
-from importers.base import AgentLogImporter, ImportReport, SourceError
+from importers._files import file_time, iter_jsonl, read_head
+from importers._sessions import SessionFileImporter
+from importers.base import ImportReport
 from storage.models import Conversation
 
 
@@ -50,8 +49,10 @@ def runtime_folder(env: Mapping[str, str], home: Path) -> Path:
     return home / ".qwen"
 
 
-class QwenCodeImporter(AgentLogImporter):
+class QwenCodeImporter(SessionFileImporter):
     name = "qwen-code"
+    detect_depth = 4
+    none_found = "no Qwen Code sessions (projects/*/chats/*.jsonl) under {path}"
     variables: ClassVar[Mapping[str, str]] = {
         "QWEN_HOME": "Qwen Code's home folder (default ~/.qwen), whose projects/ holds the sessions",
         "QWEN_RUNTIME_DIR": "Qwen Code's runtime folder, which holds projects/ in place of QWEN_HOME",
@@ -65,19 +66,11 @@ class QwenCodeImporter(AgentLogImporter):
         found = set(root.glob("*/chats/*.jsonl")) | set(root.glob("chats/*.jsonl")) | set(root.glob("*.jsonl"))
         return sorted(f for f in found if f.is_file())
 
-    def detect(self, path: Path) -> bool:
-        if path.is_file():
-            return _looks_like_recording(path)
-        return path.is_dir() and any_file(path, 4, _looks_like_recording)
+    def is_session(self, file: Path) -> bool:
+        return _looks_like_recording(file)
 
-    def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]:
-        report.format = self.name
-        files = [path] if path.is_file() else self.session_files(path)
-        if not files:
-            raise SourceError(f"no Qwen Code sessions (projects/*/chats/*.jsonl) under {path}")
-        unknown: UnknownCounts = {}
-        yield from convert_each(path, files, report, lambda file: _convert(file, report, unknown), "session")
-        note_unknown(report, unknown)
+    def convert(self, file: Path, report: ImportReport, unknown: UnknownCounts) -> Conversation:
+        return _convert(file, report, unknown)
 
 
 def _looks_like_recording(path: Path) -> bool:

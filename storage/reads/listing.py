@@ -199,7 +199,11 @@ def written_within(
 
     if before is None:
         return []
-    later = source.timeline(replace(filters, after=before - timedelta(microseconds=1), before=None))
+    try:
+        just_before = before - timedelta(microseconds=1)
+    except OverflowError:  # a window ending at the first moment there is holds no message
+        return []
+    later = source.timeline(replace(filters, after=just_before, before=None))
     ids = [cid for _, cid in sorted(later)]
     spans = source.message_spans(ids)
     inside = [

@@ -117,7 +117,10 @@ async def test_query_commands_print_exactly_what_the_tool_returns(
     printed = run(home, *args)
     as_json = run(home, *args, "--json")
     assert printed.exit_code == 0, printed.output
-    steps = {"read_chat(uri='c-1', offset=0, limit=1)": "pastchats read c-1 --offset 0 --limit 1"}
+    steps = {
+        "read_chat(uri='c-1', offset=0, limit=1)": "pastchats read c-1 --offset 0 --limit 1",
+        "read_chat(uri='c-2', around=1)": "pastchats read c-2 --around 1",
+    }
     as_structured = json.dumps(structured)
     for model, person in steps.items():
         text = text.replace(model, person)

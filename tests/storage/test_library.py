@@ -260,5 +260,6 @@ def test_matches_in_one_chat_never_show_a_message_twice(library: Library) -> Non
     hit = library.search("zeppelin hangar plan", max_results=1, mode="keyword").chats[0]
     shown = [m.index for match in hit.matches for m in match.messages]
     assert len(shown) == len(set(shown))
-    assert [(m.first_index, m.last_index) for m in hit.matches] == [(2, 7)]
-    assert set(hit.matches[0].message_ids) == {"hangar-m3", "hangar-m5", "hangar-m7"}
+    # Steps 3, 5 and 7 hold the same words: the latest stands for them (how the chat ended), with its question.
+    assert [(m.first_index, m.last_index) for m in hit.matches] == [(6, 7)]
+    assert "hangar-m7" in hit.matches[0].message_ids

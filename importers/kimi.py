@@ -49,7 +49,7 @@ from importers._common import (
     build_conversation,
     convert_each,
     count_unknown,
-    expand_home,
+    env_folder,
     note_unknown,
     parse_time,
     summarise_tool_call,
@@ -78,8 +78,7 @@ _PATH = re.compile(r'\bpath="([^"]*)"')
 
 
 def share_folder(env: Mapping[str, str], home: Path) -> Path:
-    configured = env.get("KIMI_SHARE_DIR", "").strip()
-    return expand_home(configured, home) if configured else home / ".kimi"
+    return env_folder(env, "KIMI_SHARE_DIR", home, ".kimi")
 
 
 class KimiImporter(SessionFileImporter):
@@ -297,8 +296,7 @@ _TYPED_ORIGINS = {"user", "shell_command"}  # what someone typed; every other or
 
 
 def kimi_code_folder(env: Mapping[str, str], home: Path) -> Path:
-    configured = env.get("KIMI_CODE_HOME", "").strip()
-    return expand_home(configured, home) if configured else home / ".kimi-code"
+    return env_folder(env, "KIMI_CODE_HOME", home, ".kimi-code")
 
 
 class KimiCodeImporter(AgentLogImporter):

@@ -38,6 +38,7 @@ from importers._common import (
     as_str,
     build_conversation,
     count_unknown,
+    env_folder,
     expand_home,
     parse_time,
     summarise_tool_call,
@@ -62,8 +63,7 @@ _TOOL_ERROR = re.compile(r"\A\s*<(tool_error|user_cancellation)>(.*)</\1>\s*\Z",
 
 
 def vibe_home(env: Mapping[str, str], home: Path) -> Path:
-    configured = env.get("VIBE_HOME", "").strip()
-    return expand_home(configured, home) if configured else home / ".vibe"
+    return env_folder(env, "VIBE_HOME", home, ".vibe")
 
 
 def _configured_folder(env: Mapping[str, str], home: Path, vibe: Path) -> Path | None:

@@ -52,6 +52,7 @@ from importers._common import (
     build_conversation,
     convert_each,
     count_unknown,
+    env_folder,
     expand_home,
     note_unknown,
     parse_time,
@@ -93,13 +94,10 @@ _SILENT_KINDS = {
 def conversations_folders(env: Mapping[str, str], home: Path) -> list[Path]:
     """Where OpenHands 1.x keeps conversations: the CLI's folder, and Agent Canvas' (its agent server's
     `$OH_CONVERSATIONS_PATH`, `~/.openhands/agent-canvas/conversations` unless moved)."""
+    base = env_folder(env, "OPENHANDS_PERSISTENCE_DIR", home, ".openhands")
     configured = env.get("OPENHANDS_CONVERSATIONS_DIR", "").strip()
-    persistence = env.get("OPENHANDS_PERSISTENCE_DIR", "").strip()
-    base = expand_home(persistence, home) if persistence else home / ".openhands"
     cli = expand_home(configured, home) if configured else base / "conversations"
-    server = env.get("OH_CONVERSATIONS_PATH", "").strip()
-    canvas = expand_home(server, home) if server else home / ".openhands" / "agent-canvas" / "conversations"
-    return [cli, canvas]
+    return [cli, env_folder(env, "OH_CONVERSATIONS_PATH", home, ".openhands", "agent-canvas", "conversations")]
 
 
 class OpenHandsImporter(AgentLogImporter):
@@ -254,8 +252,7 @@ def _content_text(content: object) -> str:
 
 
 def file_store(env: Mapping[str, str], home: Path) -> Path:
-    configured = env.get("FILE_STORE_PATH", "").strip()
-    return expand_home(configured, home) if configured else home / ".openhands"
+    return env_folder(env, "FILE_STORE_PATH", home, ".openhands")
 
 
 class OpenHandsV0Importer(AgentLogImporter):

@@ -32,7 +32,7 @@ from importers._common import (
     as_str,
     build_conversation,
     count_unknown,
-    expand_home,
+    env_folder,
     parse_time,
     summarise_tool_call,
     summarise_tool_result,
@@ -53,8 +53,7 @@ _BOOKKEEPING |= {"label", "session_info", "session", "event"}
 
 
 def agent_folder(env: Mapping[str, str], home: Path) -> Path:
-    configured = env.get("PI_CODING_AGENT_DIR", "").strip()
-    return expand_home(configured, home) if configured else home / ".pi" / "agent"
+    return env_folder(env, "PI_CODING_AGENT_DIR", home, ".pi", "agent")
 
 
 class PiImporter(SessionFileImporter):

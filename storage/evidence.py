@@ -413,7 +413,7 @@ def keyword_factor(coverage: float, full: float) -> float:
     proportion to `coverage / full`; a squared ramp did worse on LoCoMo at every threshold tried).
 
     A hit that holds only the query's common words ranks high in BM25 when nothing better exists, and
-    would otherwise bury a strong semantic match (issue 10: paraphrased questions).
+    would otherwise bury a strong semantic match (a paraphrased question shares few of its words).
     """
     if full <= 0:
         return 1.0

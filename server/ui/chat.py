@@ -1,11 +1,13 @@
-"""A chat's whole conversation, a page of messages at a time, with roles, times and the link back."""
+"""A chat's whole conversation, a page of messages at a time, with roles, times, everything known of
+the chat (the project's whole path, its id) and the link back."""
 
 from __future__ import annotations
 
 from server.ui.context import Context, number, text
-from server.ui.markup import Html, h, join, link, notice
-from server.ui.parts import chat_facts, message
+from server.ui.markup import Html, esc, h, join, link, notice, outside_link, when
+from server.ui.parts import message
 from storage.errors import NotFound, UnknownMessage
+from storage.reads.results import ChatHit
 
 PAGE = 50  # messages a page shows
 
@@ -25,8 +27,9 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     actions = h('<p class="actions"><a class="danger" href="{}">Delete this chat…</a></p>', link("/delete", uri=uri))
     body = join(
         [
-            chat_facts(hit),
-            h('<p class="facts">started {} · uri <code>{}</code></p>', hit.created_at.strftime("%Y-%m-%d"), hit.uri),
+            _facts(hit),
+            # The files this chat touched and the command that resumes it in its agent go here, beside the
+            # facts, once the store records them.
             actions,
             pager,
             h('<div class="conversation">{}</div>', join(message(m) for m in page.messages)),
@@ -34,6 +37,26 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
         ]
     )
     return hit.title or "(untitled)", body
+
+
+def _facts(hit: ChatHit) -> Html:
+    """Everything known of the chat, in full: the project's whole path, its id, where it came from."""
+    rows = [("Source", esc(hit.source))]
+    if hit.project:
+        rows.append(("Project", h("<code>{}</code>", hit.project)))
+    rows += [
+        ("Started", when(hit.first_message_at or hit.created_at)),
+        ("Updated", when(hit.updated_at)),
+        ("Messages", esc(hit.message_count)),
+        ("Chat id", h("<code>{}</code>", hit.uri)),
+    ]
+    url = outside_link(hit.url)
+    if url:
+        rows.append(("Original", h('<a href="{}" rel="noopener noreferrer" target="_blank">{}</a>', url, url)))
+    elif hit.url:
+        rows.append(("Original", h("<code>{}</code>", hit.url)))  # a file, not a link from a web page
+    listed = join(h("<div><dt>{}</dt><dd>{}</dd></div>", name, value) for name, value in rows)
+    return h('<dl class="facts about">{}</dl>', listed)
 
 
 def _pager(uri: str, offset: int, next_offset: int | None, first: int, last: int, total: int) -> Html:

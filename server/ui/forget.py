@@ -25,7 +25,8 @@ def ask_delete(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
         return "Delete a chat", notice(str(exc), "bad")
     form = h(
         '<form method="post" action="/delete" class="confirm">{}<p>Delete <strong>{}</strong> {}?</p>'
-        '<button type="submit" class="danger">Delete for good</button> <a href="{}">Cancel</a></form>',
+        '<div class="choices"><a class="button" href="{}">Cancel</a>'
+        '<button type="submit" class="danger">Delete for good</button></div></form>',
         hidden(uri=hit.uri, csrf=ctx.csrf),
         hit.title or "(untitled)",
         GONE,
@@ -95,7 +96,8 @@ def ask_forget(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     rest = h("<li>and {} more</li>", len(ids) - SHOWN) if len(ids) > SHOWN else Html("")
     confirm = h(
         '<form method="post" action="/forget" class="confirm">{}<p>Delete these <strong>{} chat{}</strong> {}?</p>'
-        '<ul class="doomed">{}{}</ul><button type="submit" class="danger">Forget {} chat{}</button></form>',
+        '<ul class="doomed">{}{}</ul><div class="choices"><a class="button" href="/forget">Cancel</a>'
+        '<button type="submit" class="danger">Forget {} chat{}</button></div></form>',
         hidden(project=project, source=source, before=before or None, count=len(ids), csrf=ctx.csrf),
         len(ids),
         "" if len(ids) == 1 else "s",

@@ -62,6 +62,18 @@ def when(value: datetime | None) -> Html:
     return h('<time datetime="{}">{}</time>', value.isoformat(), f"{value:%Y-%m-%d %H:%M} UTC")
 
 
+# The keyboard's shortcuts, shown on every page (`?` opens them, `static/ui.js`); a click opens them too.
+KEYS = Html(
+    '<details class="keys" id="keys"><summary title="Keyboard shortcuts (press ?)">'
+    '<kbd>?</kbd> <span class="hint">shortcuts</span></summary>'
+    '<div class="panel" role="dialog" aria-label="Keyboard shortcuts"><h2>Keyboard shortcuts</h2><dl>'
+    "<dt><kbd>/</kbd></dt><dd>search</dd>"
+    "<dt><kbd>j</kbd> <kbd>k</kbd></dt><dd>next, previous chat or message</dd>"
+    "<dt><kbd>Enter</kbd></dt><dd>open the chat</dd>"
+    "<dt><kbd>?</kbd></dt><dd>show or hide this help</dd>"
+    "<dt><kbd>Esc</kbd></dt><dd>close it</dd>"
+    "</dl></div></details>"
+)
 NAV = (("/", "Search"), ("/timeline", "Timeline"), ("/store", "Store"), ("/health", "Health"), ("/forget", "Forget"))
 
 
@@ -84,7 +96,7 @@ def page(title: str, body: Html, *, current: str) -> Html:
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
-<header><span class="brand">pastchats</span><nav aria-label="Pages">{nav}</nav></header>
+<header class="top"><a class="brand" href="/">past<b>chats</b></a><nav aria-label="Pages">{nav}</nav>{keys}</header>
 <main id="main" tabindex="-1">
 <h1>{title}</h1>
 {body}
@@ -94,6 +106,7 @@ def page(title: str, body: Html, *, current: str) -> Html:
 """,
         title=title,
         nav=nav,
+        keys=KEYS,
         body=body,
     )
 

@@ -1,37 +1,38 @@
-"""Pieces several pages show: a chat's heading and facts, a message, a chat in a listing, the filter fields."""
+"""Pieces several pages show: a chat's facts, a message, a chat on one line or with its matches, the filter fields."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
-from server.ui.markup import Html, esc, h, join, link, outside_link, when
+from server.ui.markup import Html, h, join, link, outside_link, when
+from server.ui.rendering import render, render_tool_message
+from storage.reads.listing import folder_name
 from storage.reads.results import ChatHit, ShownMessage
 
 SNIPPET_CHARS = 600  # of a message in a listing; the chat page shows it whole
 
 
+def project_name(hit: ChatHit) -> Html:
+    """The project by its folder's name where that names one project (`shown_project`), the whole path
+    on hover: long workspace paths would crowd every line."""
+    if not hit.project:
+        return Html("")
+    return h('<span class="project" title="{}">{}</span>', hit.project, hit.shown_project or hit.project)
+
+
 def chat_facts(hit: ChatHit) -> Html:
-    """Source, project, last update, size, and the link back to the original where there is one."""
+    """Source, project, last update, size, and the link back to the original where a browser can follow it."""
     facts = [h('<span class="source">{}</span>', hit.source)]
     if hit.project:
-        facts.append(h('<span class="project">project {}</span>', hit.project))
+        facts.append(project_name(hit))
     facts.append(h("<span>updated {}</span>", when(hit.updated_at)))
     facts.append(h("<span>{} message{}</span>", hit.message_count, "" if hit.message_count == 1 else "s"))
     url = outside_link(hit.url)
     if url:
         facts.append(h('<a href="{}" rel="noopener noreferrer" target="_blank">open the original</a>', url))
-    elif hit.url:
-        facts.append(h('<span class="origin">from <code>{}</code></span>', hit.url))
     return h('<p class="facts">{}</p>', join(facts, " · "))
-
-
-def highlighted(text: str, terms: re.Pattern[str] | None) -> Html:
-    """`text` escaped, with the query's words marked."""
-    if terms is None:
-        return esc(text)
-    pieces = terms.split(text)  # the pattern captures: odd pieces are the matches
-    return join(h("<mark>{}</mark>", piece) if i % 2 else esc(piece) for i, piece in enumerate(pieces))
 
 
 def query_terms(query: str | None) -> re.Pattern[str] | None:
@@ -41,53 +42,100 @@ def query_terms(query: str | None) -> re.Pattern[str] | None:
     return re.compile("(" + "|".join(rf"\b{re.escape(w)}" for w in words) + ")", re.IGNORECASE)
 
 
-def message(m: ShownMessage, *, terms: re.Pattern[str] | None = None, limit: int | None = None) -> Html:
-    """One message: its number, role and time, its text (cut to `limit` characters in a listing)."""
+def message(
+    m: ShownMessage, *, terms: re.Pattern[str] | None = None, limit: int | None = None, matched: bool | None = None
+) -> Html:
+    """One message: its number, role and time, its text as Markdown (cut to `limit` characters in a
+    listing); marked as matched where the search matched it (`matched` overrides the message's own flag)."""
     text = m.text if limit is None or len(m.text) <= limit else m.text[:limit] + " …"
-    classes = f"msg role-{m.role}" + (" matched" if m.matched else "")
+    hit = m.matched if matched is None else matched
+    shown = render_tool_message(text, terms) if m.role == "tool" else render(text, terms)
     return h(
         '<article class="{}" id="m{}"><header><span class="num">#{}</span> <span class="role">{}</span> {}{}</header>'
         '<div class="text">{}</div></article>',
-        classes,
+        f"msg role-{m.role}" + (" matched" if hit else ""),
         m.number,
         m.number,
         m.role,
         when(m.created_at),
-        Html(' <span class="badge">matched</span>') if m.matched else Html(""),
-        highlighted(text, terms),
+        Html(' <span class="badge">matched</span>') if hit else Html(""),
+        shown,
     )
 
 
-def chat_card(hit: ChatHit, *, terms: re.Pattern[str] | None = None) -> Html:
-    """A chat in a listing: title (a link to read it, at its best match), strength, facts, its shown messages."""
+def _target(hit: ChatHit) -> str:
+    """The chat's page, at its best matching message when the search matched one."""
     matched = [m.number for match in hit.matches for m in match.messages if m.matched]
-    target = link("/chat", uri=hit.uri, around=matched[0] if matched else None) + (f"#m{matched[0]}" if matched else "")
-    strength = h(' <span class="strength {}">{}</span>', hit.strength, hit.strength) if hit.strength else Html("")
+    return link("/chat", uri=hit.uri, around=matched[0] if matched else None) + (f"#m{matched[0]}" if matched else "")
+
+
+def chat_row(hit: ChatHit, *, why: str | None = None, at_match: bool = True) -> Html:
+    """A chat on one line: its title (a link to read it), source, project, last update and size; a weak
+    search result also says `why` it was found, and opens at its start (`at_match` False: nothing in it
+    matched for sure)."""
+    day = hit.updated_at.strftime("%Y-%m-%d")
+    return h(
+        '<li class="row"><a class="title" href="{}">{}</a><span class="meta"><span class="source">{}</span>{}'
+        '<time datetime="{}" title="{}">{}</time><span class="count">{} msg{}</span></span>{}</li>',
+        _target(hit) if at_match else link("/chat", uri=hit.uri),
+        hit.title or "(untitled)",
+        hit.source,
+        project_name(hit),
+        hit.updated_at.isoformat(),
+        f"{hit.updated_at:%Y-%m-%d %H:%M} UTC",
+        day,
+        hit.message_count,
+        "" if hit.message_count == 1 else "s",
+        h('<span class="why">{}</span>', why) if why else Html(""),
+    )
+
+
+def chat_rows(hits: Iterable[ChatHit]) -> Html:
+    return h('<ul class="rows">{}</ul>', join(chat_row(hit) for hit in hits))
+
+
+def chat_card(hit: ChatHit, *, terms: re.Pattern[str] | None = None) -> Html:
+    """A strong chat in a result: title (a link to read it, at its best match), facts, why it was found,
+    and the messages shown around each match."""
+    why = hit.evidence.why if hit.evidence else None
     shown = join(
         h('<div class="match">{}</div>', join(message(m, terms=terms, limit=SNIPPET_CHARS) for m in match.messages))
         for match in hit.matches
     )
     return h(
-        '<section class="chat"><h2><a href="{}">{}</a>{}</h2>{}{}</section>',
-        target,
+        '<section class="chat"><h3><a href="{}">{}</a></h3>{}{}{}</section>',
+        _target(hit),
         hit.title or "(untitled)",
-        strength,
         chat_facts(hit),
+        h('<p class="why">{}</p>', why) if why else Html(""),
         shown,
     )
 
 
 def options(name: str, label: str, values: Iterable[str], chosen: str | None) -> Html:
-    """A labelled select of the store's projects or sources, "any" first."""
+    """A labelled select of the store's projects or sources, "any" first; a project by its folder's name
+    where no other project has that name (the full path on hover)."""
+    values = list(values)
+    folders = Counter(folder_name(v).casefold() for v in values) if name == "project" else Counter()
     items = [h('<option value="">any</option>')]
     for value in values:
         selected = Html(" selected") if chosen is not None and value.casefold() == chosen.casefold() else Html("")
-        items.append(h('<option value="{}"{}>{}</option>', value, selected, value))
+        short = folder_name(value) if folders[folder_name(value).casefold()] == 1 else value
+        items.append(h('<option value="{}" title="{}"{}>{}</option>', value, value, selected, short or value))
     return h('<label>{} <select name="{}">{}</select></label>', label, name, join(items))
 
 
 def date_field(name: str, label: str, value: str | None) -> Html:
     return h('<label>{} <input type="date" name="{}" value="{}"></label>', label, name, value or "")
+
+
+def date_range(after: str | None, before: str | None) -> Html:
+    """The two dates of a window, kept together on one line where the width allows."""
+    return h(
+        '<span class="dates">{}{}</span>',
+        date_field("after", "Messages after", after),
+        date_field("before", "before", before),
+    )
 
 
 def hidden(**values: object) -> Html:

@@ -9,13 +9,13 @@ from typing import Literal
 
 from server.ui.context import BadInput, Context, stored_source, text
 from server.ui.markup import Html, h, join, link, notice
-from server.ui.parts import chat_card, hidden, options
+from server.ui.parts import chat_rows, hidden, options
 from storage.errors import PastchatsError
 from storage.times import parse_iso
 
 Period = Literal["day", "week"]
-LISTED = 30
-PERIODS = 60  # periods a page of the timeline shows, newest first  # chats a period's page lists
+LISTED = 30  # chats a period's page lists
+PERIODS = 60  # periods a page of the timeline shows, newest first
 BAR = 240  # width of the longest bar, in pixels
 TICK = timedelta(microseconds=1)  # the listing's bounds are exclusive
 FIRST_DAY, LAST_DAY = "0001-01-08", "9999-12-24"  # the periods whose bounds are dates, by day or week
@@ -137,7 +137,7 @@ def _period(
         raise BadInput(f"period: give a day between {FIRST_DAY} and {LAST_DAY}, like 2025-01-20") from None
     title = period_name(start.date(), by)
     back = h('<p><a href="{}">← the whole timeline</a></p>', link("/timeline", by=by, project=project, source=source))
-    listing = join(chat_card(hit) for hit in result.chats) if result.chats else notice("No chats in this period.")
+    listing = chat_rows(result.chats) if result.chats else notice("No chats in this period.")
     more = Html("")
     if result.next_before is not None:
         more = h(

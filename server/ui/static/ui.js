@@ -1,15 +1,39 @@
 // pastchats ui: keyboard shortcuts, nothing else. Every page works without this file.
-// "/" puts the cursor in the search field; "j" and "k" move to the next and previous chat or message.
+// "/" puts the cursor in the search field; "j" and "k" move to the next and previous chat or message;
+// "?" shows or hides the shortcuts (the header's "? shortcuts", which a click opens too); Esc hides them.
 (function () {
   "use strict";
   function typing(target) {
     return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
   }
   function stops() {
-    return Array.prototype.slice.call(document.querySelectorAll("section.chat h2 a, article.msg"));
+    var all = document.querySelectorAll("ul.rows a.title, section.chat h3 a, article.msg");
+    // Only what is on show: the folded weak results are skipped until opened.
+    return Array.prototype.filter.call(all, function (element) {
+      return element.getClientRects().length > 0;
+    });
+  }
+  function help(open) {
+    var keys = document.getElementById("keys");
+    if (!keys) {
+      return;
+    }
+    keys.open = open === undefined ? !keys.open : open;
+    if (keys.open) {
+      keys.querySelector("summary").focus();
+    }
   }
   document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") {
+      help(false);
+      return;
+    }
     if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) {
+      return;
+    }
+    if (event.key === "?") {
+      event.preventDefault();
+      help();
       return;
     }
     if (event.key === "/") {

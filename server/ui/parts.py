@@ -80,7 +80,7 @@ def chat_row(hit: ChatHit, *, why: str | None = None, at_match: bool = True) -> 
         _target(hit) if at_match else link("/chat", uri=hit.uri),
         hit.title or "(untitled)",
         hit.source,
-        project_name(hit),
+        project_name(hit) or Html('<span class="project"></span>'),  # an empty column keeps the rest aligned
         hit.updated_at.isoformat(),
         f"{hit.updated_at:%Y-%m-%d %H:%M} UTC",
         day,
@@ -130,10 +130,11 @@ def date_field(name: str, label: str, value: str | None) -> Html:
 
 
 def date_range(after: str | None, before: str | None) -> Html:
-    """The two dates of a window, kept together on one line where the width allows."""
+    """The two dates of a window as one group: side by side, each under its word on a narrow screen,
+    never one left alone on a line."""
     return h(
-        '<span class="dates">{}{}</span>',
-        date_field("after", "Messages after", after),
+        '<span class="dates" role="group" aria-label="Messages written"><span class="what">Messages</span>{}{}</span>',
+        date_field("after", "after", after),
         date_field("before", "before", before),
     )
 

@@ -77,9 +77,10 @@ def results(found: SearchResult, query: str) -> Html:
     else:
         parts.append(
             h(
-                '<p class="notice none" role="status"><strong>No chat matched <q>{}</q>.</strong> {}</p>',
+                '<p class="notice none" role="status"><strong>No results for <q>{}</q>:</strong> {}</p>',
                 query,
-                "Try other words the chat would have used, fewer words, or fewer filters.",
+                "no chat holds these words or anything close in meaning. Try other words the chat would have "
+                "used, fewer words, or fewer filters.",
             )
         )
     if weak:

@@ -1,6 +1,7 @@
 // pastchats ui: keyboard shortcuts, nothing else. Every page works without this file.
 // "/" puts the cursor in the search field; "j" and "k" move to the next and previous chat or message;
 // "?" shows or hides the shortcuts (the header's "? shortcuts", which a click opens too); Esc hides them.
+// Keys typed into a field are the field's, but for a "?" in the empty search field.
 (function () {
   "use strict";
   function typing(target) {
@@ -28,7 +29,10 @@
       help(false);
       return;
     }
-    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) {
+    // A "?" typed into the empty search field asks for help too: no search starts with it, and the
+    // first page opens with the cursor there.
+    var emptySearch = event.target && event.target.name === "q" && !event.target.value;
+    if (event.ctrlKey || event.metaKey || event.altKey || (typing(event.target) && !(emptySearch && event.key === "?"))) {
       return;
     }
     if (event.key === "?") {

@@ -1,5 +1,7 @@
-"""Stores for the page's tests: a few chats of several sources and projects, a long one, one holding
-secrets, and a hostile one whose title, text and link are markup and script."""
+"""Stores for the page's tests: eight chats of several sources and projects, a long one, one holding
+secrets, one written in Markdown (code, lists, links), a coding agent's session with tool calls as
+Claude Code writes it (read from its fixture by its importer), and a hostile one whose title, text
+and link are markup and script."""
 
 from __future__ import annotations
 
@@ -13,10 +15,13 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from importers import registry
+from importers.base import ImportReport
 from server.settings import Settings
 from server.ui.app import build_app
 from storage.library import Library
 from storage.models import Conversation
+from tests.agent_fixtures import FIXTURES
 from tests.server.processes import running, serve_command, server_env
 from tests.tools.helpers import BASE, chat, library_with
 
@@ -24,6 +29,38 @@ TOKEN = "test-token-0123456789abcdefghijklmnopqrstu"
 PORT = 8799  # only in the Host the test client sends: nothing listens
 HOSTILE_TITLE = "<script>document.title='pwned'</script>Hostile"
 HOSTILE_TEXT = "</div><img src=x onerror=\"document.title='pwned'\"><script>alert(1)</script> hostile payload"
+MARKDOWN_ANSWER = """Retry with **exponential backoff**, and *cap* the wait:
+
+```python
+import time
+
+def fetch_with_retry(call, tries=5):
+    for attempt in range(tries):
+        try:
+            return call()
+        except TimeoutError:
+            time.sleep(min(2 ** attempt, 30))
+    raise RuntimeError("<script>document.title='pwned'</script> gave up")
+```
+
+- keep the first wait short
+- add jitter so clients do not retry together
+
+See [the docs](https://docs.python.org/3/library/time.html), [not this](javascript:document.title='pwned')
+and [this page's own route](/forget?source=pastchats).
+
+<script>document.title='pwned'</script>"""
+AGENT_SESSION = (
+    FIXTURES / "claude-code-commands" / "projects" / "-home-ana-src-vite" / "3c1e5f70-0a1b-4c2d-8e3f-4a5b6c7d8e01.jsonl"
+)
+LONG_PROJECT = "/home/me/src/clients/acme-corporation/infrastructure/billing-service-reconciliation"
+
+
+def agent_session() -> Conversation:
+    """A Claude Code session with tool calls and results, as its importer reads it from the fixture."""
+    importer = registry.agent_log("claude-code")
+    (conversation,) = importer.read(AGENT_SESSION, ImportReport(path=AGENT_SESSION))
+    return conversation
 
 
 def from_source(conversation: Conversation, source: str) -> Conversation:
@@ -74,6 +111,23 @@ def ui_chats() -> list[Conversation]:
             url="javascript:document.title='pwned'",
             updated=BASE - timedelta(days=3),
         ),
+        chat(
+            "retry",
+            ["How do I retry a flaky HTTP call in Python?", MARKDOWN_ANSWER],
+            title="Retry with backoff",
+            updated=BASE - timedelta(days=4),
+        ),
+        from_source(
+            chat(
+                "codex:ledger",
+                ["Why do the ledger totals drift by a cent?", "Sum in `Decimal`, round once at the end."],
+                title="Ledger rounding drift",
+                project=LONG_PROJECT,
+                updated=BASE - timedelta(days=5),
+            ),
+            "codex",
+        ),
+        agent_session(),
     ]
 
 

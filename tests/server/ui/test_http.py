@@ -108,10 +108,11 @@ def test_a_hostile_messages_markup_reads_as_its_characters(client: TestClient) -
 
 def test_search_groups_matches_by_chat_marks_them_and_shows_strength(client: TestClient) -> None:
     page = client.get("/?q=nginx+jellyfin+reverse+proxy").text
-    chats = re.findall(r'<section class="chat"><h2><a href="([^"]+)">([^<]+)</a>', page)
-    assert chats[0] == ("/chat?uri=claude%3Anginx&amp;around=1#m1", "Nginx setup")
-    assert '<span class="strength strong">strong</span>' in page
-    assert 'class="msg role-user matched"' in page
+    strong = page.partition('<details class="weak">')[0]
+    chats = re.findall(r'<section class="chat"><h3><a href="([^"]+)">([^<]+)</a>', strong)
+    assert chats == [("/chat?uri=claude%3Anginx&amp;around=1#m1", "Nginx setup")]
+    assert "1 chat matched <q>nginx jellyfin reverse proxy</q>" in strong
+    assert 'class="msg role-user matched"' in strong
     assert "<mark>nginx</mark>" in page
     assert "<mark>Jellyfin</mark>" in page
     assert "open the original" in page
@@ -126,9 +127,11 @@ def test_search_filters_as_the_tool_does_plus_the_source(client: TestClient) -> 
     assert "Nginx setup" not in client.get("/?q=nginx+proxy&after=2025-02-01").text
     assert "Nginx setup" in client.get("/?q=nginx+proxy&after=2025-01-01&before=2025-02-01").text
     unknown = client.get("/?q=nginx&project=garden").text
-    assert "project &#x27;garden&#x27; is not a known project. Known projects: &#x27;homelab&#x27;" in unknown
+    assert "project &#x27;garden&#x27; is not a known project. Known projects: &#x27;/home/ana/src/vite&#x27;" in (
+        unknown
+    )
     assert (
-        "no chat comes from the source &#x27;gemini&#x27;; known: claude, codex, pastchats"
+        "no chat comes from the source &#x27;gemini&#x27;; known: claude, claude-code, codex, pastchats"
         in client.get("/?q=nginx&source=gemini").text
     )
     assert "No chat matches these filters." in client.get("/?source=codex&after=2025-06-01").text
@@ -136,21 +139,30 @@ def test_search_filters_as_the_tool_does_plus_the_source(client: TestClient) -> 
 
 
 def test_without_a_query_the_first_page_lists_the_latest_chats(client: TestClient) -> None:
-    titles = re.findall(r'<section class="chat"><h2><a href="[^"]+">([^<]+)</a>', client.get("/").text)
-    assert titles[:3] == ["Nginx setup", "Sourdough starter", "Deploy token"]
+    titles = re.findall(r'<li class="row"><a class="title" href="[^"]+">([^<]+)</a>', client.get("/").text)
+    assert titles == [
+        "Vite build sourcemaps disabled",
+        "Nginx setup",
+        "Sourdough starter",
+        "Deploy token",
+        "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;Hostile",
+        "Retry with backoff",
+        "Ledger rounding drift",
+        "Kiln firing log",
+    ]
 
 
 def test_the_timeline_counts_chats_per_period_and_source_and_opens_a_period(client: TestClient) -> None:
     weeks = client.get("/timeline").text
-    assert "5 chats in 3 weeks with activity." in weeks
+    assert "8 chats in 4 weeks with activity." in weeks
     assert 'aria-label="claude 1, pastchats 1"' in weeks  # the week of Monday 2025-01-20
-    assert 'aria-label="pastchats 2"' in weeks  # the week before
+    assert 'aria-label="codex 1, pastchats 3"' in weeks  # the week before
     days = client.get("/timeline?by=day").text
-    assert "5 chats in 5 days with activity." in days
+    assert "8 chats in 8 days with activity." in days
     only_codex = client.get("/timeline?source=codex").text
-    assert "1 chats in 1 weeks with activity." in only_codex
+    assert "2 chats in 2 weeks with activity." in only_codex
     week = client.get("/timeline?period=2025-01-20").text
-    titles = re.findall(r'<section class="chat"><h2><a href="[^"]+">([^<]+)</a>', week)
+    titles = re.findall(r'<li class="row"><a class="title" href="[^"]+">([^<]+)</a>', week)
     assert titles == ["Nginx setup", "Sourdough starter"]
     assert "is not a known project" in client.get("/timeline?project=garden").text
     assert "no chat comes from the source" in client.get("/timeline?source=gemini").text
@@ -164,7 +176,7 @@ def test_a_long_chat_is_read_a_page_at_a_time_with_roles_and_times(client: TestC
     assert '<span class="role">user</span>' in first
     assert '<span class="role">assistant</span>' in first
     assert 'href="/chat?uri=codex%3Akiln&amp;offset=50" rel="next"' in first
-    assert "from <code>file:///home/me/.codex/sessions/kiln.jsonl</code>" in first  # not a link from a web page
+    assert "<dt>Original</dt><dd><code>file:///home/me/.codex/sessions/kiln.jsonl</code>" in first  # not a link
     last = client.get("/chat?uri=codex%3Akiln&offset=100").text
     assert "messages 101–120 of 120" in last
     assert 'rel="next"' not in last
@@ -198,24 +210,24 @@ def test_deleting_a_chat_needs_the_form_secret_and_then_removes_it_for_good(
 
 def test_forget_shows_what_would_go_and_deletes_it_once_confirmed(client: TestClient, ui_library: Library) -> None:
     confirm = client.get("/forget?source=pastchats&before=2025-01-20").text
-    assert "Delete these <strong>2 chats</strong>" in confirm
+    assert "Delete these <strong>3 chats</strong>" in confirm
     assert "Deploy token" in confirm
     assert "Sourdough starter" not in confirm  # updated at 2025-01-20 10:00, not before
     form = {"source": "pastchats", "before": "2025-01-20", "csrf": csrf_of(confirm)}
     assert client.post("/forget", data={**form, "csrf": "x"}).status_code == 403
-    changed = client.post("/forget", data={**form, "count": "1"}).text
+    changed = client.post("/forget", data={**form, "count": "2"}).text
     assert "What matches changed since you confirmed" in changed
-    assert ui_library.stats().conversations == 5
+    assert ui_library.stats().conversations == 8
 
-    done = client.post("/forget", data={**form, "count": "2"}).text
-    assert "Deleted 2 chat(s)" in done
-    assert ui_library.stats().conversations == 3
-    assert {"keys", "hostile"} <= set(SyncState.load(ui_library.home).forgotten)
+    done = client.post("/forget", data={**form, "count": "3"}).text
+    assert "Deleted 3 chat(s)" in done
+    assert ui_library.stats().conversations == 5
+    assert {"keys", "hostile", "retry"} <= set(SyncState.load(ui_library.home).forgotten)
 
 
 def test_forget_names_unknown_criteria_and_asks_for_one(client: TestClient) -> None:
     assert "Show what would go" in client.get("/forget").text
-    assert "Known projects: &#x27;homelab&#x27;, &#x27;pottery&#x27;" in client.get("/forget?project=garden").text
+    assert "&#x27;homelab&#x27;, &#x27;pottery&#x27;. Pass one of them" in client.get("/forget?project=garden").text
     assert "no chat comes from the source" in client.get("/forget?source=gemini").text
     assert (
         "Say what to forget"
@@ -225,8 +237,8 @@ def test_forget_names_unknown_criteria_and_asks_for_one(client: TestClient) -> N
 
 def test_the_store_page_shows_its_totals_and_where_secrets_were_masked(client: TestClient) -> None:
     page = client.get("/store").text
-    assert "<dt>Chats</dt><dd>5</dd>" in page
-    assert "<dt>Messages</dt><dd>128</dd>" in page
+    assert "<dt>Chats</dt><dd>8</dd>" in page
+    assert "<dt>Messages</dt><dd>144</dd>" in page
     assert "<th scope='row'>pastchats</th><td>github-pat</td><td>1</td>" in page
     assert '<a href="/chat?uri=keys">Deploy token</a>: github-pat 1' in page
     assert "ghp_R7x2Kq9" not in client.get("/chat?uri=keys").text  # masked before it was stored
@@ -236,4 +248,4 @@ def test_the_health_page_runs_the_doctor_checks(client: TestClient) -> None:
     page = client.get("/health").text
     for name in ("model", "store", "secrets", "permissions", "sources"):
         assert f'<th scope="row">{name}</th>' in page
-    assert "5 chats, 128 messages" in page
+    assert "8 chats, 144 messages" in page

@@ -76,10 +76,11 @@ def main(argv: list[str] | None = None) -> None:
         if not uris:
             raise SystemExit("the first page lists no chat: is the store empty?")
         _, chat, _ = get(port, f"/chat?uri={uris[0]}", cookie)
-        texts = " ".join(re.findall(r'<div class="text">([^<]*)</div>', chat.decode()))
-        words = re.findall(r"[a-z]{6,}", texts)
+        texts = " ".join(re.findall(r'<div class="text">(.*?)</div></article>', chat.decode(), re.DOTALL))
+        words = re.findall(r"[a-z]{6,}", re.sub(r"<[^>]+>", " ", texts))
         query = quote(" ".join(words[:2]))
-        found_chats = get(port, f"/?q={query}", cookie)[1].decode().count('<section class="chat">')
+        found = get(port, f"/?q={query}", cookie)[1].decode()
+        found_chats = found.count('<section class="chat">') + found.count('<li class="row">')  # strong, weak
         pages = {
             "search page (latest chats)": "/",
             "search": f"/?q={query}",

@@ -18,6 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
+from server.search_view import search_view
 from server.services.embedding import BackgroundEmbedding
 from server.services.opening import open_store
 from server.services.sync.background import BackgroundSync
@@ -98,6 +99,7 @@ def build_server(settings: Settings, library_factory: LibraryFactory | None = No
         version=version("pastchats"),
         lifespan=lifespan,
         log_level=settings.log_level,
+        extensions=[search_view()],
     )
     budget = settings.output_budget_chars
     conversation_search.register(server, warm.get, budget)

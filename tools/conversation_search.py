@@ -157,6 +157,10 @@ Before = Annotated[
 ]
 
 
+# The result as an MCP Apps view (`server.search_view`), for the clients that show one inline.
+VIEW = "ui://pastchats/search-result.html"
+
+
 def register(server: "MCPServer[Any]", library: "LibraryProvider", budget: int) -> None:
     """Add the tool to the server. The MCP SDK is imported here, not with the module: the CLI runs
     `search` without it."""
@@ -164,7 +168,13 @@ def register(server: "MCPServer[Any]", library: "LibraryProvider", budget: int) 
 
     from tools.common import READ_ONLY, run_tool, tool_result
 
-    @server.tool(name=NAME, title="Search past chats", description=DESCRIPTION, annotations=READ_ONLY)
+    @server.tool(
+        name=NAME,
+        title="Search past chats",
+        description=DESCRIPTION,
+        annotations=READ_ONLY,
+        meta={"ui": {"resourceUri": VIEW}},
+    )
     async def conversation_search(
         query: Query,
         max_results: MaxResults = 5,

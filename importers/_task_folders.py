@@ -52,8 +52,8 @@ from importers._common import (
 )
 from importers._files import file_time, open_regular, read_head, read_regular
 from importers._json import BrokenJson, Malformed, iter_json_array
-from importers._vscode import user_folders
 from importers._touches import VERBS, ran, touches_of
+from importers._vscode import user_folders
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Action, Conversation, Role, Touch
 

@@ -39,8 +39,8 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import file_time, iter_jsonl, read_head
-from importers._touches import touches_in
 from importers._sessions import SessionFileImporter
+from importers._touches import touches_in
 from importers.base import ImportReport
 from storage.models import Conversation
 

@@ -125,6 +125,20 @@ def name_projects(hits: Iterable[ChatHit], known: Iterable[str]) -> None:
             hit._project_name = name
 
 
+class TouchSource(Protocol):
+    def touches(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]: ...
+
+
+def add_touched(hits: Sequence[ChatHit], source: TouchSource) -> None:
+    """Each hit's touched files and commands (`ChatHit.touched`), edits first, as many as a result carries."""
+    from storage.reads.results import MAX_TOUCHED, Touched
+
+    found = source.touches([hit.uri for hit in hits])
+    for hit in hits:
+        rows = found.get(hit.uri, [])[:MAX_TOUCHED]
+        hit.touched = [Touched(action=action, target=target, times=times) for action, target, times in rows]
+
+
 def project_spellings(source: ChatSource, project: str | None) -> tuple[str, ...] | None:
     """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject).
 

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, PrivateAttr
 
 from storage.evidence import Meaning, Strength
-from storage.models import Role
+from storage.models import Action, Role
 
 SearchMode = Literal["hybrid", "keyword", "vector"]
 
@@ -58,6 +58,18 @@ class Evidence(BaseModel):
     )
 
 
+class Touched(BaseModel):
+    """A file the chat's tool calls touched, or a command they ran."""
+
+    action: Action = Field(description="edited, created, read (a file) or ran (a command).")
+    target: str = Field(description="The file's path, or the command line.")
+    times: int = Field(description="How many of the chat's messages did this.")
+
+
+# The touches a result carries for a chat: edits first; the header shows fewer (`tools.render`).
+MAX_TOUCHED = 20
+
+
 class ChatHit(BaseModel):
     """A conversation in a result."""
 
@@ -78,6 +90,11 @@ class ChatHit(BaseModel):
     )
     evidence: Evidence | None = Field(default=None, description="Search only: what the strength rests on.")
     matches: list[Match] = Field(default_factory=list, description="Matches in rank order (search only).")
+    touched: list[Touched] = Field(
+        default_factory=list,
+        description=f"Files its tool calls edited, created or read and commands they ran, edits first (at most "
+        f"{MAX_TOUCHED}).",
+    )
     # The project as a result's text names it (not part of the structured result, which keeps the path).
     _project_name: str | None = PrivateAttr(default=None)
 

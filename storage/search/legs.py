@@ -1,8 +1,9 @@
 """The two legs of a search, under the same filters: what each ranks and the evidence each gives.
 
 - keyword (Tantivy BM25): messages, each counting by the share of the query's words it holds; chunks
-  holding an identifier word for word, as a list of their own; and the exchange windows around the
-  message hits, scored from those hits (no window search of their own).
+  holding an identifier word for word, as a list of their own; the messages whose tool calls touched
+  the files or ran the commands the query names, edits first, as another; and the exchange windows
+  around the message hits, scored from those hits (no window search of their own).
 - vector (the store's matrix): messages and windows by cosine similarity to the query's embedding.
 """
 
@@ -81,6 +82,7 @@ def keyword_leg(
     # and their coverage (Python) while the worker scans.
     scored = keywords.find_scored(analysed, depth, filters, reader)
     found_exact = keywords.find_phrases(analysed, depth, filters, reader)
+    found_touching = keywords.find_touched(analysed, depth, filters, reader)
     hits = keywords.read([address for _, address in scored], reader)
     add_titles(legs, {hit.conversation_id for hit in hits}, titles)
     factors: dict[str, float] = {}
@@ -110,6 +112,8 @@ def keyword_leg(
             legs.chat(hit.conversation_id).add(exact=True)
     if exact:  # chunks holding an identifier word for word rank as a list of their own
         legs.messages.append(Leg(exact, 1.0))
+    if found_touching:  # a file named is found where it was edited before where it was only read
+        legs.messages.append(Leg(keywords.read(found_touching, reader), legs.keyword_weight))
     if members:
         written = [i for i, hit in enumerate(hits) if not hit.tool]
         legs.member_windows = member_windows(

@@ -489,7 +489,7 @@ class Library:
         result = self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
         with self.chats.open() as chats:
             name_projects(result.chats, chats.column_counts("project"))
-            add_touched(result.chats, chats)
+            add_touched(result.chats, self._less_hidden(chats))
         return result
 
     def touching(self, file: str) -> frozenset[str]:
@@ -533,15 +533,12 @@ class Library:
         """
         self._follow_store()
         with self.chats.open() as chats:
-            return recent_page(
-                self._less_hidden(chats),
-                n=n,
-                sort_order=sort_order,
-                before=before,
-                after=after,
-                project=project,
-                source_name=source,
+            shown = self._less_hidden(chats)
+            page = recent_page(
+                shown, n=n, sort_order=sort_order, before=before, after=after, project=project, source_name=source
             )
+            add_touched(page.chats, shown)
+            return page
 
     def activity(
         self, *, project: str | None = None, source: str | None = None
@@ -569,7 +566,10 @@ class Library:
         centres the page on that message."""
         self._follow_store()
         with self.chats.open() as chats:
-            return reading.read_chat(self._less_hidden(chats), uri, offset=offset, limit=limit, around=around)
+            source = self._less_hidden(chats)
+            page = reading.read_chat(source, uri, offset=offset, limit=limit, around=around)
+            add_touched([page.chat], source)
+            return page
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""

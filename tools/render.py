@@ -1,7 +1,7 @@
 """The text the model reads: one `<chat>` block per conversation, chat content kept inert.
 
 Chat content is data, never markup, and it cannot pass for our own lines:
-- every line we write ourselves starts in the first column (`<chat`, `Title:`, `Evidence:`, `</chat>`,
+- every line we write ourselves starts in the first column (`<chat`, `Title:`, `Files:`, `Evidence:`, `</chat>`,
   `Note:`, the `…` between matches); every line of chat content starts with its message's `#number role:`
   prefix, or is a continuation indented under it. No message can start a line that looks like ours. A
   chat listed in one line (`chat_line`) holds only our own words and its one-line title and project;
@@ -145,6 +145,52 @@ def _about(hit: ChatHit) -> list[str]:
     return about
 
 
+# How many files or commands of each kind a header names before it counts the rest ("(+12)"), and
+# how much of each it shows: the header stays a line, whatever the chat touched.
+TOUCHED_SHOWN = {"edited": 3, "read": 2, "ran": 2}
+TOUCHED_CHARS = 60
+
+
+def touched_line(hit: ChatHit) -> str | None:
+    """`Files: edited auth/session.py, api/routes.py (+12) · read config.py · ran pytest -q`: what the
+    chat's tool calls touched, edits first, paths inside the chat's project named from it."""
+    groups: dict[str, list[str]] = {"edited": [], "read": [], "ran": []}
+    edited: set[str] = set()
+    for touch in hit.touched:
+        kind = "edited" if touch.action in {"edited", "created"} else touch.action
+        if kind == "read" and touch.target in edited:
+            continue  # a file edited is named once, as edited
+        if kind == "edited":
+            edited.add(touch.target)
+        shown = touch.target if kind == "ran" else _from_project(touch.target, hit.project)
+        if shown not in groups[kind]:
+            groups[kind].append(shown)
+    parts = []
+    for kind, items in groups.items():
+        if items:
+            limit = TOUCHED_SHOWN[kind]
+            more = f" (+{len(items) - limit})" if len(items) > limit else ""
+            parts.append(f"{kind} {', '.join(_cut(item, kind) for item in items[:limit])}{more}")
+    return one_line("Files: " + " · ".join(parts)) if parts else None
+
+
+def _from_project(path: str, project: str | None) -> str:
+    """`auth/session.py` for /home/ana/shop/auth/session.py in project /home/ana/shop; else the path."""
+    if project:
+        for separator in ("/", "\\"):
+            folder = project.rstrip(separator) + separator
+            if path.startswith(folder) and len(path) > len(folder):
+                return path[len(folder) :]
+    return path
+
+
+def _cut(item: str, kind: str) -> str:
+    """A path kept to its end (which names the file), a command to its start (which names what ran)."""
+    if len(item) <= TOUCHED_CHARS:
+        return item
+    return item[: TOUCHED_CHARS - 1] + "…" if kind == "ran" else "…" + item[-(TOUCHED_CHARS - 1) :]
+
+
 def evidence_line(hit: ChatHit) -> str | None:
     """`Evidence: strong, holds the query's words together · has nginx, proxy ('reverse proxy' together) ·
     lacks Traefik · meaning close` (search only): what the strength rests on, in the query's words."""
@@ -190,6 +236,8 @@ def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]], memo: Lin
     first, last = chat_span(hit)
     dated = day(first) != day(last)
     lines = [_opening(hit), " · ".join(header)]
+    if (touched := touched_line(hit)) is not None:
+        lines.append(touched)
     if (evidence := evidence_line(hit)) is not None:
         lines.append(evidence)
     for position, group in enumerate(shown):

@@ -95,11 +95,11 @@ VERBS: Mapping[str, Action] = {
 # Tools whose `command` argument says what they do to their `path` (Anthropic's text editor tool, as
 # OpenHands and others call it).
 _EDITOR_TOOLS = frozenset({"str_replace_editor", "str_replace_based_edit_tool", "text_editor", "file_editor"})
-_EDITOR_COMMANDS: Mapping[str, Action] = {"view": "read", "create": "created"}
+_EDITOR_COMMANDS: Mapping[str, Action] = {"view": "read", "create": "created", "write": "created"}
 
 PATH_KEYS = (
     "file_path", "filePath", "absolute_path", "notebook_path", "target_file", "targetFile", "path", "file",
-    "filename", "uri", "relativeWorkspacePath",
+    "filepath", "filename", "uri", "relativeWorkspacePath",
 )  # fmt: skip
 LIST_KEYS = ("paths", "file_paths", "filePaths", "files")
 COMMAND_KEYS = ("command", "cmd", "commandLine")
@@ -121,13 +121,14 @@ def touches_of(name: str, arguments: object, verbs: Mapping[str, Action] = VERBS
         with contextlib.suppress(ValueError, RecursionError):
             arguments = json.loads(arguments)
     key = name.strip().casefold().replace("-", "_")
+    base = key.rsplit(".", 1)[-1].rsplit("__", 1)[-1]  # an MCP server's tool: `developer__shell`, `fs.read_file`
     if not isinstance(arguments, dict):
         text = as_str(arguments)
-        return _patched(text) if key in {"apply_patch", "patch", "applypatch"} else ()
-    if key in _EDITOR_TOOLS:
+        return _patched(text) if base in {"apply_patch", "patch", "applypatch"} else ()
+    if base in _EDITOR_TOOLS:
         action: Action | None = _EDITOR_COMMANDS.get(as_str(arguments.get("command")).strip(), "edited")
     else:
-        action = verbs.get(key) or verbs.get(key.rsplit(".", 1)[-1].rsplit("__", 1)[-1])
+        action = verbs.get(key) or verbs.get(base)
     if action is None:
         return ()
     if action == "ran":
@@ -216,3 +217,10 @@ def tool_use_touches(content: object, verbs: Mapping[str, Action] = VERBS) -> tu
         (as_str(b.get("name")), b.get("input")) for b in blocks if b.get("type") in {"tool_use", "server_tool_use"}
     ]
     return touches_in(calls, verbs)
+
+
+def function_call_touches(calls: object, verbs: Mapping[str, Action] = VERBS) -> tuple[Touch, ...]:
+    """What a message's `tool_calls` touched, in the OpenAI shape (`{"function": {"name", "arguments"}}`)
+    that Kimi, Mistral Vibe and others keep."""
+    functions = [as_dict(as_dict(call).get("function")) for call in as_list(calls)]
+    return touches_in(((as_str(f.get("name")), f.get("arguments")) for f in functions), verbs)

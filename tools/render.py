@@ -166,11 +166,11 @@ def touched_line(hit: ChatHit) -> str | None:
         if shown not in groups[kind]:
             groups[kind].append(shown)
     parts = []
-    for kind, items in groups.items():
+    for group, items in groups.items():
         if items:
-            limit = TOUCHED_SHOWN[kind]
+            limit = TOUCHED_SHOWN[group]
             more = f" (+{len(items) - limit})" if len(items) > limit else ""
-            parts.append(f"{kind} {', '.join(_cut(item, kind) for item in items[:limit])}{more}")
+            parts.append(f"{group} {', '.join(_cut(item, group) for item in items[:limit])}{more}")
     return one_line("Files: " + " · ".join(parts)) if parts else None
 
 

@@ -110,6 +110,7 @@ FOLDER_KEYS = ("workdir", "cwd", "working_directory", "dir_path", "directory")
 # `*** Update File: src/a.py` (Codex's and OpenCode's patches), `+++ b/src/a.py` (a unified diff).
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
 _DIFF_FILE = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$", re.MULTILINE)
+_GLOB = re.compile(r"[*?\[]")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish", "pwsh", "powershell", "cmd", "cmd.exe", "powershell.exe"})
 MAX_PATH_CHARS = 400
 MAX_COMMAND_CHARS = 200
@@ -180,7 +181,7 @@ def _paths(arguments: dict[str, object]) -> list[str]:
     for key in LIST_KEYS:
         values = [as_str(v) or as_str(as_dict(v).get("path")) for v in as_list(arguments.get(key))]
         if any(values):
-            return values
+            return [value for value in values if not _GLOB.search(value)]  # a pattern names no one file
     return []
 
 

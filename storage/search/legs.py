@@ -17,7 +17,14 @@ from typing import Any
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor
 from storage.query.analysis import AnalysedQuery
 from storage.query.filters import Filters
-from storage.search.fusion import WINDOW_SIMILARITY_POWER, WINDOW_VECTOR_WEIGHT, Fusion, Leg, relative_similarity
+from storage.search.fusion import (
+    READ_WEIGHT,
+    WINDOW_SIMILARITY_POWER,
+    WINDOW_VECTOR_WEIGHT,
+    Fusion,
+    Leg,
+    relative_similarity,
+)
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import UnitHit
 from storage.units.passages import ChunkOptions
@@ -82,7 +89,8 @@ def keyword_leg(
     # and their coverage (Python) while the worker scans.
     scored = keywords.find_scored(analysed, depth, filters, reader)
     found_exact = keywords.find_phrases(analysed, depth, filters, reader)
-    found_touching = keywords.find_touched(analysed, depth, filters, reader)
+    found_edited = keywords.find_touched(analysed, depth, filters, reader, edited=True)
+    found_touched = keywords.find_touched(analysed, depth, filters, reader, edited=False)
     hits = keywords.read([address for _, address in scored], reader)
     add_titles(legs, {hit.conversation_id for hit in hits}, titles)
     factors: dict[str, float] = {}
@@ -112,8 +120,15 @@ def keyword_leg(
             legs.chat(hit.conversation_id).add(exact=True)
     if exact:  # chunks holding an identifier word for word rank as a list of their own
         legs.messages.append(Leg(exact, 1.0))
-    if found_touching:  # a file named is found where it was edited before where it was only read
-        legs.messages.append(Leg(keywords.read(found_touching, reader), legs.keyword_weight))
+    # The messages that touched what the query names, as lists of their own: edits at a keyword list's
+    # weight, files read and commands run at less.
+    if found_edited:
+        edits = keywords.read(found_edited, reader)
+        for hit in edits:
+            legs.chat(hit.conversation_id).edited = True
+        legs.messages.append(Leg(edits, legs.keyword_weight))
+    if found_touched:
+        legs.messages.append(Leg(keywords.read(found_touched, reader), legs.keyword_weight * READ_WEIGHT))
     if members:
         written = [i for i, hit in enumerate(hits) if not hit.tool]
         legs.member_windows = member_windows(

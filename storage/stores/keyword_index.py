@@ -27,10 +27,7 @@ from storage.units.windows import MESSAGE
 SCHEMA_VERSION = "6"
 TITLE_BOOST = 0.5
 PHRASE_BOOST = 1.5
-# The files a message touched, as their own ranking (`find_touched`): a file edited or created counts
-# more than one read or a command run; a whole path or name counts more than one of its words.
-EDITED_BOOST = 1.0
-TOUCHED_BOOST = 0.4
+# The files a message touched (`find_touched`): a whole path or name counts more than one of its words.
 TOUCH_PHRASE_BOOST = 2.0
 BIGRAM_BOOST = 0.5  # adjacent query words found near each other ("state lock") count extra
 # Each document keeps the start of its text, to tell which query words a hit holds (evidence for
@@ -198,19 +195,19 @@ class KeywordIndex:
             return []
         return self._run(self._query(query), limit, filters, searcher)
 
-    def find_touched(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:
+    def find_touched(
+        self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None, *, edited: bool
+    ) -> list[Any]:
         """The messages whose tool calls touched what the query names (a path, a file's name, a command),
-        those that edited it first, unread."""
+        unread: `edited`, the files they edited or created; else the files they read and the commands they ran."""
         if not query.terms:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
-        should: list[tuple[Any, Any]] = []
-        for field, boost in (("edited", EDITED_BOOST), ("touched", TOUCHED_BOOST)):
-            for term in query.terms:
-                should.append((Occur.Should, Q.boost_query(Q.term_query(self.schema, field, term), boost)))
-            for phrase in query.phrases:
-                whole = Q.phrase_query(self.schema, field, list(phrase))
-                should.append((Occur.Should, Q.boost_query(whole, boost * TOUCH_PHRASE_BOOST)))
+        field = "edited" if edited else "touched"
+        should = [(Occur.Should, Q.term_query(self.schema, field, term)) for term in query.terms]
+        for phrase in query.phrases:
+            whole = Q.phrase_query(self.schema, field, list(phrase))
+            should.append((Occur.Should, Q.boost_query(whole, TOUCH_PHRASE_BOOST)))
         return [address for _score, address in self._run(Q.boolean_query(should), limit, filters, searcher)]
 
     def find_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:

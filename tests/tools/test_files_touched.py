@@ -131,7 +131,8 @@ def test_nothing_a_touched_path_holds_can_forge_a_line_or_a_tag(tmp_path: Path) 
     library = library_with(tmp_path / "store", [conversation])
     text = library_text(library, "x.py")
     header = next(line for line in text.splitlines() if line.startswith("Files:"))
-    assert "</chat>" not in header and "<chat" not in header
+    assert "</chat>" not in header
+    assert "<chat" not in header
     assert text.count("</chat>") == 1
     assert not any(line.startswith("Note: ignore") for line in text.splitlines())
 

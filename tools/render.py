@@ -145,32 +145,34 @@ def _about(hit: ChatHit) -> list[str]:
     return about
 
 
-# How many files or commands of each kind a header names before it counts the rest ("(+12)"), and
-# how much of each it shows: the header stays a line, whatever the chat touched.
+# How many files or commands of each kind a header names before it counts the rest ("(+12)"), how
+# much of each it shows, and how long the line may grow: a short line, whatever the chat touched.
 TOUCHED_SHOWN = {"edited": 3, "read": 2, "ran": 2}
 TOUCHED_CHARS = 60
+TOUCHED_LINE_CHARS = 240
 
 
 def touched_line(hit: ChatHit) -> str | None:
     """`Files: edited auth/session.py, api/routes.py (+12) · read config.py · ran pytest -q`: what the
     chat's tool calls touched, edits first, paths inside the chat's project named from it."""
-    groups: dict[str, list[str]] = {"edited": [], "read": [], "ran": []}
-    edited: set[str] = set()
-    for touch in hit.touched:
-        kind = "edited" if touch.action in {"edited", "created"} else touch.action
-        if kind == "read" and touch.target in edited:
-            continue  # a file edited is named once, as edited
-        if kind == "edited":
-            edited.add(touch.target)
-        shown = touch.target if kind == "ran" else _from_project(touch.target, hit.project)
-        if shown not in groups[kind]:
-            groups[kind].append(shown)
-    parts = []
+    from storage.reads.results import touched_groups  # with the results: pydantic, loaded by then
+
+    groups = touched_groups(hit.touched)
+    totals = hit.touched_totals or {group: len(items) for group, items in groups.items()}
+    parts: list[str] = []
+    length = len("Files: ")
     for group, items in groups.items():
-        if items:
-            limit = TOUCHED_SHOWN[group]
-            more = f" (+{len(items) - limit})" if len(items) > limit else ""
-            parts.append(f"{group} {', '.join(_cut(item, group) for item in items[:limit])}{more}")
+        shown: list[str] = []
+        for item in items[: TOUCHED_SHOWN[group]]:
+            named = _cut(item if group == "ran" else _from_project(item, hit.project), group)
+            if shown and length + len(named) > TOUCHED_LINE_CHARS:
+                break
+            shown.append(named)
+            length += len(named) + 2
+        if shown:
+            more = totals.get(group, len(items)) - len(shown)
+            parts.append(f"{group} {', '.join(shown)}" + (f" (+{more})" if more > 0 else ""))
+            length += len(group) + 4
     return one_line("Files: " + " · ".join(parts)) if parts else None
 
 

@@ -131,12 +131,15 @@ class TouchSource(Protocol):
 
 def add_touched(hits: Sequence[ChatHit], source: TouchSource) -> None:
     """Each hit's touched files and commands (`ChatHit.touched`), edits first, as many as a result carries."""
-    from storage.reads.results import MAX_TOUCHED, Touched
+    from storage.reads.results import MAX_TOUCHED, Touched, touched_groups
 
     found = source.touches([hit.uri for hit in hits])
     for hit in hits:
-        rows = found.get(hit.uri, [])[:MAX_TOUCHED]
-        hit.touched = [Touched(action=action, target=target, times=times) for action, target, times in rows]
+        every = [Touched(action=action, target=target, times=times) for action, target, times in found.get(hit.uri, [])]
+        kept = {group: set(items[: MAX_TOUCHED[group]]) for group, items in touched_groups(every).items()}
+        hit.touched = [t for t in every if t.target in kept["edited" if t.action == "created" else t.action]]
+        if len(hit.touched) < len(every):
+            hit._touched_totals = {group: len(items) for group, items in touched_groups(every).items()}
 
 
 def project_spellings(source: ChatSource, project: str | None) -> tuple[str, ...] | None:

@@ -141,3 +141,19 @@ def library_text(library: Library, query: str) -> str:
     from tools import conversation_search
 
     return conversation_search.search(library, query)[1]
+
+
+def test_a_chat_that_touched_many_files_keeps_its_header_to_a_short_line(tmp_path: Path) -> None:
+    base = chat("many", ["rename the models everywhere", "renamed"], project="/w/app")
+    touches = (
+        *(Touch("edited", f"/w/app/models/model_{n:02d}.py") for n in range(30)),
+        *(Touch("read", f"/w/app/docs/guide_{n}.md") for n in range(5)),
+        Touch("read", "/w/app/models/model_00.py"),  # read and edited: named once, as edited
+        *(Touch("ran", f"pytest tests/test_model_{n}.py -q --maxfail=1 " + "-k long " * 20) for n in range(3)),
+    )
+    message = dataclasses.replace(base.messages[1], touches=touches)
+    library = library_with(tmp_path / "store", [base.model_copy(update={"messages": [base.messages[0], message]})])
+    header = next(line for line in library_text(library, "rename models").splitlines() if line.startswith("Files:"))
+    assert header.startswith("Files: edited models/model_00.py, models/model_01.py, models/model_02.py (+27) · read ")
+    assert "(+3)" in header or "(+4)" in header  # the guides read beyond those shown, counted
+    assert len(header) <= 280

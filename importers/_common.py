@@ -19,7 +19,7 @@ from typing import Any
 
 from importers.base import ImportReport
 from storage.errors import PastchatsError
-from storage.models import Conversation, Message, Role
+from storage.models import Conversation, Message, Role, Touch
 from storage.redaction import redact_part
 from storage.times import RANGE, iso_z, parse_iso, storable
 
@@ -240,6 +240,7 @@ class Turn:
     role: Role
     text: str
     created_at: datetime | None = None
+    touches: tuple[Touch, ...] = ()  # what its tool calls touched (`importers._touches`), paths as written
 
 
 def check_chat_times(created_at: datetime | None, updated_at: datetime | None) -> None:
@@ -291,7 +292,10 @@ def build_conversation(
             unique = f"{key}~{n}"
         seen.add(unique)
         moment = message_time(turn.created_at, report)
-        messages.append(Message(id=unique, index=index, role=turn.role, text=turn.text, created_at=moment))
+        touched = tuple(dict.fromkeys(turn.touches))
+        messages.append(
+            Message(id=unique, index=index, role=turn.role, text=turn.text, created_at=moment, touches=touched)
+        )
     times = [m.created_at for m in messages if m.created_at is not None]
     created = created_at or (min(times) if times else None) or updated_at
     updated = updated_at or (max(times) if times else None) or created

@@ -52,9 +52,10 @@ from importers._common import (
 )
 from importers._files import file_time, open_regular, read_head, read_regular
 from importers._json import BrokenJson, Malformed, iter_json_array
+from importers._touches import VERBS, ran, touches_of
 from importers._vscode import user_folders
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation, Role
+from storage.models import Action, Conversation, Role, Touch
 
 __all__ = [
     "API_HISTORY",
@@ -202,20 +203,21 @@ class TaskFolderImporter(AgentLogImporter):
         when = parse_time(message.get("ts"))
         key = as_id(message.get("ts"))  # its time, unique within the task: ids survive a deleted message
         role: Role
+        touches: tuple[Touch, ...] = ()
         if kind == "say" and (what in {"user_feedback", "task"} or (what == "text" and number == 0)):
             role, text = "user", _with_attachments(text, message)
         elif (kind == "say" and what in _ASSISTANT_SAYS) or (kind == "ask" and what in _ASSISTANT_ASKS):
             # Cline marks a result whose changes can be reviewed by appending a flag to its text.
             role, text = "assistant", _spoken(text).removesuffix(_CHANGES_FLAG)
         elif what in _TOOL_CALLS:
-            role, text = "assistant", _tool_line(what, text)
+            role, text, touches = "assistant", _tool_line(what, text), _tool_touches(what, text)
         elif what in _TOOL_RESULTS:
             role, text = "tool", summarise_tool_result(_result_text(text)) if text.strip() else ""
         else:
             if what not in _SILENT:
                 count_unknown(unknown, what or kind, "messages", f"{kind or 'message'} type")
             return None
-        return Turn(key, role, text, when) if text.strip() else None
+        return Turn(key, role, text, when, touches) if text.strip() else None
 
 
 _CHANGES_FLAG = "HAS_CHANGES"
@@ -304,6 +306,29 @@ def _tool_line(kind: str, text: str) -> str:
     if any(batch):
         arguments = {"path": " ".join(path for path in batch if path)}
     return summarise_tool_call(name, arguments)
+
+
+# What Cline and its forks name their file tools in a task's messages (the tools' own names differ).
+_VERBS: Mapping[str, Action] = {
+    **VERBS,
+    "editedexistingfile": "edited",
+    "applieddiff": "edited",
+    "insertcontent": "edited",
+    "searchandreplace": "edited",
+    "filedeleted": "edited",
+    "newfilecreated": "created",
+}
+
+
+def _tool_touches(kind: str, text: str) -> tuple[Touch, ...]:
+    """What one of the task's tool messages touched: a file (its JSON names the tool and the path, or
+    a batch of paths) or, for a command, the command line itself."""
+    data = _json_object(text)
+    if data is None:
+        return ran(text) if kind == "command" else ()
+    name = as_str(data.get("tool")) or as_str(data.get("action")) or kind
+    batch = [as_str(as_dict(entry).get("path")) for entry in as_list(data.get("batchFiles"))]
+    return touches_of(name, {"paths": batch} if any(batch) else data, _VERBS)
 
 
 def _result_text(text: str) -> str:

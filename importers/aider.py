@@ -38,8 +38,9 @@ from typing import ClassVar
 
 from importers._common import Turn, Unusable, build_conversation, expand_home, summarise_tool_result
 from importers._files import read_head, read_regular
+from importers._touches import file_touch, ran
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation, Role
+from storage.models import Conversation, Role, Touch
 
 HISTORY_FILE = ".aider.chat.history.md"
 # The very first releases (May 2023) wrote "Aider" capitalised.
@@ -132,6 +133,26 @@ class AiderImporter(AgentLogImporter):
                 report.skip(f"{file.name}, session at {stamp}", str(exc))
 
 
+# What aider says it did, in its own lines: the files it edited, created or was given, the commands it
+# ran (its `/run` and its lint and test commands).
+_DID = re.compile(
+    r"^(?:> )?(?:(Applied edit to)|(Creating empty file)|(Added)|(Running)) (.+?)(?:( to the chat))?[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def _touched(text: str) -> tuple[Touch, ...]:
+    touches: list[Touch] = []
+    for edited, created, added, running, target, to_chat in _DID.findall(text):
+        if edited or created:
+            touches.append(file_touch("edited" if edited else "created", target))
+        elif added and to_chat:
+            touches.append(file_touch("read", target))
+        elif running:
+            touches += ran(target)
+    return tuple(touches)
+
+
 def parse_session(body: str, *, legacy: bool = False) -> list[Turn]:
     """The messages of one session's text (everything after its header line)."""
     lines = body.split("\n")
@@ -154,7 +175,8 @@ def parse_session(body: str, *, legacy: bool = False) -> list[Turn]:
         elif role == "assistant":
             text = _REASONING.sub("", text).strip()
         if whose is not None and text:
-            turns.append(Turn("", whose, summarise_tool_result(text, 500) if whose == "tool" else text))
+            shown = summarise_tool_result(text, 500) if whose == "tool" else text
+            turns.append(Turn("", whose, shown, touches=_touched(text) if whose == "tool" else ()))
         block.clear()
 
     for line in lines:

@@ -56,8 +56,9 @@ from importers._common import (
 )
 from importers._files import file_time
 from importers._sqlite import is_sqlite, json_value, read_databases, table_names
+from importers._touches import VERBS, touches_in, touches_of
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation
+from storage.models import Action, Conversation, Touch
 
 DB_NAME = "data.sqlite3"
 
@@ -237,8 +238,25 @@ def _turns(state: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
         calls = [as_dict(call) for call in as_list(fields.get("tool_uses"))]
         lines = [as_str(fields.get("content")), *(_call(call) for call in calls)]
         key = as_id(fields.get("message_id")) or f"{number}:assistant"
-        turns.append(Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), answered))
+        touched = tuple(touch for call in calls for touch in _touched(call))
+        turns.append(Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), answered, touched))
     return turns
+
+
+def _touched(call: dict[str, Any]) -> tuple[Touch, ...]:
+    """What a call touched: `fs_write` says what it does in `command` (create, str_replace, append), as
+    Anthropic's editor tool does; `fs_read` reads a file in each of its operations."""
+    name, arguments = as_str(call.get("orig_name")) or as_str(call.get("name")), as_dict(call.get("args"))
+    if name == "fs_write":
+        return touches_of("str_replace_editor", arguments)
+    if name == "fs_read":
+        operations = as_list(arguments.get("operations")) or [arguments]
+        return touches_in(("read", as_dict(operation)) for operation in operations)
+    return touches_of(name, arguments, _VERBS)
+
+
+# Amazon Q's and Kiro's own name for running a command on Windows, beside the shared ones.
+_VERBS: Mapping[str, Action] = {**VERBS, "execute_cmd": "ran"}
 
 
 def _call(call: dict[str, Any]) -> str:

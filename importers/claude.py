@@ -33,6 +33,7 @@ from importers._common import (
 )
 from importers._files import Bundle, export_head, file_time
 from importers._json import BrokenJson, Malformed, iter_json_array
+from importers._touches import tool_use_touches
 from importers.base import Importer, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -135,7 +136,8 @@ def _convert(
             count_unknown(unknown, as_str(message.get("sender")), "messages", "sender")
             continue
         text = _message_text(message, unknown)
-        turns.append(Turn(as_id(message.get("uuid")), role, text, parse_time(message.get("created_at"))))
+        touched = tool_use_touches(message.get("content"))
+        turns.append(Turn(as_id(message.get("uuid")), role, text, parse_time(message.get("created_at")), touched))
     return build_conversation(
         id=f"claude:{uuid}",
         source="claude",

@@ -66,6 +66,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, iter_jsonl, one_read_per_folder, per_folder, read_head
+from importers._touches import tool_use_touches
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation, Role
 
@@ -233,11 +234,13 @@ class _Transcript:
         turns = self.turns
         if kind == "assistant":
             text = _assistant_text(message.get("content"), self.unknown)
+            touched = tool_use_touches(message.get("content"))
             api_id = as_id(message.get("id"))
             if api_id and api_id == self.last_api_id and turns and turns[-1].role == "assistant":
                 turns[-1].text = "\n\n".join(part for part in (turns[-1].text, text) if part)
+                turns[-1].touches += touched
             else:
-                turns.append(Turn(uuid, "assistant", text, when))
+                turns.append(Turn(uuid, "assistant", text, when, touched))
             self.last_api_id = api_id
             return
         self.last_api_id = ""

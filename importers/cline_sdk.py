@@ -49,6 +49,7 @@ from importers._common import (
 from importers._files import file_time, read_head, read_regular
 from importers._sessions import SessionFileImporter
 from importers._sqlite import connect, is_sqlite
+from importers._touches import tool_use_touches
 from importers.base import ImportReport
 from importers.cline import data_folder
 from storage.models import Conversation, Role
@@ -214,7 +215,7 @@ def _turns(key: str, message: dict[str, Any], unknown: UnknownCounts) -> list[Tu
         elif kind not in _SILENT_BLOCKS:
             count_unknown(unknown, kind, "content blocks")
     text = "\n\n".join(line for line in lines if line.strip())
-    return [Turn(key, role, text, when), *results]
+    return [Turn(key, role, text, when, tool_use_touches(content)), *results]
 
 
 def _typed(text: str) -> str:

@@ -36,6 +36,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, iter_jsonl, read_head
+from importers._touches import touches_of
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
@@ -159,7 +160,7 @@ def _turn(
         action = as_dict(item.get("action"))
         arguments = item.get("arguments") or item.get("input") or action
         name = as_str(item.get("name")) or ("shell" if kind == "local_shell_call" else kind.removesuffix("_call"))
-        return Turn(key, "assistant", summarise_tool_call(name, arguments), when)
+        return Turn(key, "assistant", summarise_tool_call(name, arguments), when, touches_of(name, arguments))
     if kind in _TOOL_OUTPUTS:
         output = item.get("output")
         text = output if isinstance(output, str) else as_str(as_dict(output).get("content"))

@@ -40,9 +40,10 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import file_time, one_read_per_folder, per_folder, read_head, read_regular
+from importers._touches import VERBS, touches_in
 from importers._vscode import file_uri_path
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation
+from storage.models import Action, Conversation
 
 INDEX = "sessions.json"
 # The titles Continue gives a session until it names one (the extensions', the CLI's).
@@ -143,6 +144,16 @@ def _convert(
     )
 
 
+# Continue's own names for its file and terminal tools, beside the ones agents share.
+_VERBS: Mapping[str, Action] = {
+    **VERBS,
+    "create_new_file": "created",
+    "edit_existing_file": "edited",
+    "single_find_and_replace": "edited",
+    "run_terminal_command": "ran",
+}
+
+
 def _turns(key: str, message: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
     role = as_str(message.get("role"))
     if role == "user":
@@ -151,7 +162,8 @@ def _turns(key: str, message: dict[str, Any], unknown: UnknownCounts) -> list[Tu
         calls = [as_dict(as_dict(call).get("function")) for call in as_list(message.get("toolCalls"))]
         lines = [_content(message.get("content"))]
         lines += [summarise_tool_call(as_str(c.get("name")), c.get("arguments")) for c in calls if c.get("name")]
-        return [Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()))]
+        touched = touches_in(((as_str(c.get("name")), c.get("arguments")) for c in calls), _VERBS)
+        return [Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), touches=touched)]
     if role == "tool":
         return [Turn(key, "tool", summarise_tool_result(_content(message.get("content"))))]
     if role not in {"thinking", "system"}:

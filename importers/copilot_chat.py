@@ -45,9 +45,10 @@ from importers._common import (
     system_folders,
 )
 from importers._files import file_time, iter_jsonl, read_head, read_regular
+from importers._touches import VERBS, file_touch, ran
 from importers._vscode import uri_path, user_folders, workspace_folder
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation
+from storage.models import Action, Conversation, Touch
 
 SESSIONS = "chatSessions"
 EMPTY_WINDOW = "emptyWindowChatSessions"
@@ -220,9 +221,9 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
         asked = parse_time(request.get("timestamp"))
         turns.append(Turn(key, "user", _message_text(request.get("message")), asked))
         answer = _response_text(request.get("response"), unknown)
-        turns.append(
-            Turn(as_str(request.get("responseId")) or f"{key}:response", "assistant", answer, _answered(request))
-        )
+        touched = _response_touches(request.get("response"))
+        answer_key = as_str(request.get("responseId")) or f"{key}:response"
+        turns.append(Turn(answer_key, "assistant", answer, _answered(request), touched))
     first = _message_text(requests[0].get("message")) if requests else ""
     title = as_str(data.get("customTitle")) or shorten(first.split("\n", 1)[0], 50)  # VS Code's list shows 50
     return build_conversation(
@@ -306,6 +307,46 @@ def _reference_name(part: dict[str, Any]) -> str:
     reference = as_dict(part.get("inlineReference"))
     uri = reference.get("uri") if "uri" in reference else reference  # a location, or the file itself
     return Path(uri_path(uri).replace("\\", "/")).name or as_str(reference.get("name")) or "file"
+
+
+# Copilot's own names for its file tools (`copilot_` left off), beside the ones agents share.
+_VERBS: Mapping[str, Action] = {
+    **VERBS,
+    "readfile": "read",
+    "createfile": "created",
+    "insertedit": "edited",
+    "replacestring": "edited",
+    "multireplacestring": "edited",
+    "applypatch": "edited",
+    "editnotebook": "edited",
+    "editfile": "edited",
+    "runinterminal": "ran",
+}
+
+
+def _response_touches(parts: object) -> tuple[Touch, ...]:
+    """What the response's edits and tool calls touched: an edit names its file's URI, a terminal call
+    its command line, a file tool its file in the line it shows (`Read [](file:///src/app.ts)`)."""
+    touches: list[Touch] = []
+    for part in map(as_dict, as_list(parts)):
+        kind = as_str(part.get("kind"))
+        if kind in _EDITS:
+            touches.append(file_touch("edited", uri_path(part.get("uri"))))
+        elif kind == "toolInvocationSerialized":
+            touches += _tool_touches(part)
+    return tuple(touch for touch in touches if touch.target)
+
+
+def _tool_touches(part: dict[str, Any]) -> tuple[Touch, ...]:
+    terminal = as_dict(part.get("toolSpecificData"))
+    if terminal.get("kind") == "terminal":
+        return ran(as_str(as_dict(terminal.get("commandLine")).get("original")) or as_str(terminal.get("command")))
+    action = _VERBS.get(as_str(part.get("toolId")).removeprefix("copilot_").casefold())
+    if action is None or action == "ran":
+        return ()
+    message = part.get("pastTenseMessage") or part.get("invocationMessage")
+    said = as_str(as_dict(message).get("value")) if isinstance(message, dict) else as_str(message)
+    return tuple(file_touch(action, uri_path(link)) for link in _EMPTY_LINK.findall(said))
 
 
 def _tool_line(kind: str, part: dict[str, Any]) -> str:

@@ -40,6 +40,7 @@ from importers._common import (
 )
 from importers._files import file_time, iter_jsonl, read_head
 from importers._sessions import SessionFileImporter
+from importers._touches import touches_in
 from importers.base import ImportReport
 from storage.models import Conversation
 
@@ -104,7 +105,8 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
             calls = [as_dict(request) for request in as_list(data.get("toolRequests"))]
             lines = [as_str(data.get("content"))]
             lines += [summarise_tool_call(as_str(call.get("name")), call.get("arguments")) for call in calls]
-            turns.append(Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), when))
+            touched = touches_in((as_str(call.get("name")), call.get("arguments")) for call in calls)
+            turns.append(Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), when, touched))
         elif kind == "tool.execution_complete":
             result, error = as_dict(data.get("result")), as_dict(data.get("error"))
             text = as_str(result.get("content")) if data.get("success") is not False else as_str(error.get("message"))

@@ -43,8 +43,9 @@ from importers._common import (
 )
 from importers._files import read_regular, walk_files
 from importers._sqlite import DatabaseImporter, Oversized, bounded_value
+from importers._touches import ran, touches_of
 from importers.base import ImportReport
-from storage.models import Conversation, Role
+from storage.models import Conversation, Role, Touch
 
 DB_NAME = "crush.db"
 _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "tool": "tool"}
@@ -160,12 +161,14 @@ def _turns(message_id: object, role: object, parts: object, created: object, *, 
     key, when = as_id(message_id), parse_time(created)
     lines: list[str] = []
     turns: list[Turn] = []
+    touched: list[Touch] = []
     for number, wrapper in enumerate(as_list(loaded)):
         part_type, data = as_str(as_dict(wrapper).get("type")), as_dict(as_dict(wrapper).get("data"))
         if part_type == "text":
             lines.append(as_str(data.get("text")))
         elif part_type == "tool_call":
             lines.append(summarise_tool_call(as_str(data.get("name")), data.get("input")))
+            touched += touches_of(as_str(data.get("name")), data.get("input"))
         elif part_type == "tool_result":
             text = summarise_tool_result(as_str(data.get("content")), error=bool(data.get("is_error")))
             turns.append(Turn(f"{key}:{number}", "tool", text, when))
@@ -175,11 +178,12 @@ def _turns(message_id: object, role: object, parts: object, created: object, *, 
             lines.append(f"[file {as_str(data.get('Path')) or shorten(as_str(data.get('url')), 80) or 'attached'}]")
         elif part_type == "shell_command":
             lines.append(f"$ {as_str(data.get('command'))}")
+            touched += ran(as_str(data.get("command")))
             turns.append(Turn(f"{key}:{number}", "tool", summarise_tool_result(_shell_output(data)), when))
         elif part_type not in _SILENT_PARTS:
             count_unknown(unknown, part_type, "parts")
     text = "\n\n".join(line for line in lines if line.strip())
-    own = [Turn(key, _ROLES[kind] if kind != "tool" else "tool", text, when)] if text.strip() else []
+    own = [Turn(key, _ROLES[kind] if kind != "tool" else "tool", text, when, tuple(touched))] if text.strip() else []
     return own + turns
 
 

@@ -47,6 +47,7 @@ from importers._common import (
 )
 from importers._files import walk_files
 from importers._sqlite import connect, is_sqlite, json_value, table_names
+from importers._touches import VERBS, touches_of
 from importers._vscode import config_root
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from importers.cursor_store import (
@@ -61,7 +62,7 @@ from importers.cursor_store import (
     why_empty,
     workspace_projects,
 )
-from storage.models import Conversation, Role
+from storage.models import Action, Conversation, Role, Touch
 
 _BUBBLE_ROLES: dict[object, Role] = {1: "user", 2: "assistant", "user": "user", "ai": "assistant"}
 _EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
@@ -228,14 +229,28 @@ def _bubble_turn(bubble: dict[str, Any], unknown: UnknownCounts) -> Turn | None:
         return None
     text = as_str(bubble.get("text")) or as_str(bubble.get("rawText"))
     tool = as_dict(bubble.get("toolFormerData"))
+    touched: tuple[Touch, ...] = ()
     if as_str(tool.get("name")).strip():  # an unnamed record is an empty placeholder, not a call
         call = summarise_tool_call(as_str(tool.get("name")), tool.get("rawArgs"))
         text = f"{text}\n\n{call}" if text.strip() else call
+        touched = touches_of(as_str(tool.get("name")), tool.get("rawArgs") or tool.get("params"), _VERBS)
     timing = as_dict(bubble.get("timingInfo"))
     when = _date(bubble.get("createdAt")) or next(
         (moment for key in _TIMING_KEYS if (moment := _date(timing.get(key))) is not None), None
     )
-    return Turn(as_id(bubble.get("bubbleId")) or as_id(bubble.get("id")), role, text, when)
+    return Turn(as_id(bubble.get("bubbleId")) or as_id(bubble.get("id")), role, text, when, touched)
+
+
+# Cursor's own names for its file tools, beside the ones agents share.
+_VERBS: Mapping[str, Action] = {
+    **VERBS,
+    "read_file_v2": "read",
+    "edit_file_v2": "edited",
+    "search_replace": "edited",
+    "apply_patch": "edited",
+    "delete_file": "edited",
+    "run_terminal_command_v2": "ran",
+}
 
 
 _TIMING_KEYS = ("clientRpcSendTime", "clientSettleTime", "clientEndTime")

@@ -40,8 +40,9 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import file_time, iter_jsonl, open_regular, read_head
+from importers._touches import VERBS, tool_use_touches
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation, Role
+from storage.models import Action, Conversation, Role, Touch
 
 TRANSCRIPTS = "agent-transcripts"
 _USER_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
@@ -141,10 +142,23 @@ def _jsonl_turns(file: Path, report: ImportReport, unknown: UnknownCounts, works
                 turns.append(Turn(f"{line}:result", "tool", results))
             turns.append(Turn(str(line), "user", _typed(said, workspace)))
         elif role == "assistant":
-            turns.append(Turn(str(line), "assistant", _assistant_text(content, unknown)))
+            turns.append(Turn(str(line), "assistant", _assistant_text(content, unknown), touches=_touched(content)))
         elif role or "message" in record:
             count_unknown(unknown, role, "lines", "role")
     return turns
+
+
+# Cursor's own names for its file and terminal tools, beside the ones agents share.
+_VERBS: Mapping[str, Action] = {
+    **VERBS,
+    "strreplace": "edited",
+    "delete": "edited",
+    "shell": "ran",
+}
+
+
+def _touched(content: object) -> tuple[Touch, ...]:
+    return tool_use_touches(content, _VERBS)
 
 
 def _user_parts(content: object) -> tuple[str, str]:

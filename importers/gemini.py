@@ -39,8 +39,9 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, iter_jsonl, read_head, read_regular
+from importers._touches import touches_of
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation
+from storage.models import Conversation, Touch
 
 _STATUS_TYPES = {"info", "error", "warning"}
 PROJECT_ROOT_FILE = ".project_root"
@@ -222,14 +223,17 @@ def _turns(record: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
         return []
     lines = [_content_text(record.get("content"))]
     results: list[Turn] = []
+    touched: list[Touch] = []
     for number, call in enumerate(as_list(record.get("toolCalls"))):
         call = as_dict(call)
         lines.append(summarise_tool_call(as_str(call.get("name")), call.get("args")))
+        touched += touches_of(as_str(call.get("name")), call.get("args"))
         output = _tool_output(call)
         if output is not None:
             error = as_str(call.get("status")) in {"error", "cancelled"}
             results.append(Turn(f"{key}:tool{number}", "tool", summarise_tool_result(output, error=error), when))
-    return [Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), when), *results]
+    text = "\n\n".join(line for line in lines if line.strip())
+    return [Turn(key, "assistant", text, when, tuple(touched)), *results]
 
 
 def _content_text(content: object) -> str:

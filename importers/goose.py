@@ -45,8 +45,9 @@ from importers._common import (
 )
 from importers._files import file_time, iter_jsonl, read_head
 from importers._sqlite import DatabaseImporter, json_value
+from importers._touches import touches_of
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation, Role
+from storage.models import Conversation, Role, Touch
 
 DB_NAME = "sessions.db"
 _SILENT = {"thinking", "redactedThinking", "toolConfirmationRequest", "actionRequired", "systemNotification"}
@@ -205,6 +206,7 @@ def _turns(message: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
     when = parse_time(message.get("created"))
     lines: list[str] = []
     results: list[Turn] = []
+    touched: list[Touch] = []
     for item in as_list(message.get("content")):
         item = as_dict(item)
         item_type = as_str(item.get("type"))
@@ -216,6 +218,7 @@ def _turns(message: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
             call = as_dict(item.get("toolCall"))
             value = as_dict(call.get("value"))
             lines.append(summarise_tool_call(as_str(value.get("name")) or "unknown", value.get("arguments")))
+            touched += touches_of(as_str(value.get("name")), value.get("arguments"))
         elif item_type == "toolResponse":
             result = as_dict(item.get("toolResult"))
             output = result.get("value")  # a list of contents, or (later) `{content, isError}`
@@ -226,4 +229,4 @@ def _turns(message: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
         elif item_type not in _SILENT:
             count_unknown(unknown, item_type, "content items")
     text = "\n\n".join(line for line in lines if line.strip())
-    return ([Turn("", role, text, when)] if text.strip() else []) + results
+    return ([Turn("", role, text, when, tuple(touched))] if text.strip() else []) + results

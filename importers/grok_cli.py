@@ -38,6 +38,7 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._sqlite import DatabaseImporter, json_value
+from importers._touches import touches_in
 from importers.base import ImportReport
 from storage.models import Conversation
 
@@ -107,7 +108,9 @@ def _turns(
     if kind == "user":
         return [Turn(key, "user", _user_text(content, unknown), when)]
     if kind == "assistant":
-        return [Turn(key, "assistant", _assistant_text(content, unknown), when)]
+        calls = [part for part in map(as_dict, as_list(content)) if part.get("type") == "tool-call"]
+        touched = touches_in((as_str(part.get("toolName")), part.get("input")) for part in calls)
+        return [Turn(key, "assistant", _assistant_text(content, unknown), when, touched)]
     if kind == "tool":
         results = [as_dict(part) for part in as_list(content) if as_dict(part).get("type") == "tool-result"]
         return [Turn(f"{key}:{n}", "tool", _result(part.get("output")), when) for n, part in enumerate(results)]

@@ -57,6 +57,7 @@ from importers._common import (
 )
 from importers._files import any_file, file_time, iter_jsonl, open_regular, read_head, read_regular
 from importers._sessions import SessionFileImporter
+from importers._touches import function_call_touches
 from importers.base import AgentLogImporter, ImportReport, SourceError
 from storage.models import Conversation
 
@@ -199,7 +200,7 @@ class _Reply:
             lines.append(summarise_tool_call(as_str(function.get("name")), as_str(function.get("arguments"))))
         text = "\n\n".join(line for line in lines if line)
         if text:
-            turns.append(Turn(f"{number}:assistant", "assistant", text, self.when))
+            turns.append(Turn(f"{number}:assistant", "assistant", text, self.when, function_call_touches(self.calls)))
         self.text, self.calls, self.when = [], [], None
 
 
@@ -254,7 +255,8 @@ def _context_turns(file: Path, report: ImportReport, unknown: UnknownCounts) -> 
             for call in calls:
                 function = as_dict(call.get("function"))
                 lines.append(summarise_tool_call(as_str(function.get("name")), as_str(function.get("arguments"))))
-            turns.append(Turn(f"{number}", "assistant", "\n\n".join(line for line in lines if line.strip()), None))
+            text = "\n\n".join(line for line in lines if line.strip())
+            turns.append(Turn(f"{number}", "assistant", text, None, function_call_touches(calls)))
         elif role == "tool":
             turns.append(Turn(f"{number}", "tool", summarise_tool_result(_text(record.get("content"))), None))
         elif not role.startswith("_") and role != "system":

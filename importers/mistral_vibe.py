@@ -46,6 +46,7 @@ from importers._common import (
 )
 from importers._files import file_time, iter_jsonl, read_head, read_regular
 from importers._sessions import SessionFileImporter
+from importers._touches import function_call_touches
 from importers.base import ImportReport
 from storage.models import Conversation
 
@@ -175,7 +176,12 @@ def _turns(key: str, message: dict[str, Any], unknown: UnknownCounts) -> list[Tu
         for call in as_list(message.get("tool_calls")):
             function = as_dict(as_dict(call).get("function"))
             lines.append(summarise_tool_call(as_str(function.get("name")), as_str(function.get("arguments"))))
-        return [Turn(as_id(message.get("message_id")) or key, "assistant", "\n\n".join(filter(None, lines)))]
+        touched = function_call_touches(message.get("tool_calls"))
+        return [
+            Turn(
+                as_id(message.get("message_id")) or key, "assistant", "\n\n".join(filter(None, lines)), touches=touched
+            )
+        ]
     if role == "tool":
         error = _TOOL_ERROR.match(text)
         output = error.group(2) if error else text

@@ -47,8 +47,9 @@ from importers._common import (
 )
 from importers._files import any_file, file_time, read_head, read_regular
 from importers._sqlite import DatabaseImporter, json_value
+from importers._touches import touches_of
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation, Role
+from storage.models import Conversation, Role, Touch
 
 # Parts that are bookkeeping for OpenCode itself: steps, file snapshots, retries, compaction markers.
 _SILENT_PARTS = {"reasoning", "step-start", "step-finish", "snapshot", "patch", "retry", "compaction", "agent"}
@@ -243,6 +244,7 @@ def _turns(message: dict[str, Any], parts: list[dict[str, Any]], unknown: Unknow
     role: Role = "user" if kind == "user" else "assistant"
     lines: list[str] = []
     results: list[Turn] = []
+    touched: list[Touch] = []
     for number, part in enumerate(parts):
         kind = as_str(part.get("type"))
         if kind == "text":
@@ -255,6 +257,7 @@ def _turns(message: dict[str, Any], parts: list[dict[str, Any]], unknown: Unknow
         elif kind == "tool":
             state = as_dict(part.get("state"))
             lines.append(summarise_tool_call(as_str(part.get("tool")), state.get("input")))
+            touched += touches_of(as_str(part.get("tool")), state.get("input"))
             status = as_str(state.get("status"))
             if status in {"completed", "error"}:
                 output = as_str(state.get("output")) if status == "completed" else as_str(state.get("error"))
@@ -263,4 +266,4 @@ def _turns(message: dict[str, Any], parts: list[dict[str, Any]], unknown: Unknow
         elif kind not in _SILENT_PARTS:
             count_unknown(unknown, kind, "parts")
     text = "\n\n".join(line for line in lines if line)
-    return [Turn(key, role, text, when), *results]
+    return [Turn(key, role, text, when, tuple(touched)), *results]

@@ -60,8 +60,9 @@ from importers._common import (
     summarise_tool_result,
 )
 from importers._files import any_file, file_time, read_head, read_regular
+from importers._touches import VERBS, touches_of
 from importers.base import AgentLogImporter, ImportReport, SourceError
-from storage.models import Conversation
+from storage.models import Action, Conversation
 
 METADATA = "metadata.json"
 # Actions and observations that are OpenHands' own bookkeeping or injected context, not a turn.
@@ -75,6 +76,8 @@ _SILENT_OBSERVATIONS = {
 }  # fmt: skip
 # The argument that says most about each tool call.
 _TOOL_ARGUMENT = {"run": "command", "run_ipython": "code", "browse": "url", "browse_interactive": "browser_actions"}
+# OpenHands' own name for running a command (its first sessions' `run` action), beside the shared ones.
+_VERBS: Mapping[str, Action] = {**VERBS, "run": "ran"}
 
 
 BASE_STATE = "base_state.json"
@@ -221,9 +224,11 @@ def _sdk_turns(event: dict[str, Any], unknown: UnknownCounts) -> list[Turn]:
         return [Turn(key, "assistant", text, when)] if source == "agent" else []
     if kind == "ActionEvent":
         call = as_dict(event.get("tool_call"))
-        line = summarise_tool_call(as_str(event.get("tool_name")) or as_str(call.get("name")), call.get("arguments"))
+        name = as_str(event.get("tool_name")) or as_str(call.get("name"))
+        line = summarise_tool_call(name, call.get("arguments"))
         thought = _content_text(event.get("thought")).strip()
-        return [Turn(key, "assistant", "\n\n".join(part for part in (thought, line) if part), when)]
+        touched = touches_of(name, call.get("arguments") or event.get("action"), _VERBS)
+        return [Turn(key, "assistant", "\n\n".join(part for part in (thought, line) if part), when, touched)]
     if kind == "ObservationEvent":
         observation = as_dict(event.get("observation"))
         text = summarise_tool_result(_content_text(observation.get("content")), error=bool(observation.get("is_error")))
@@ -383,7 +388,9 @@ def _turns(key: str, event: dict[str, Any], unknown: UnknownCounts) -> list[Turn
             count_unknown(unknown, action, "events", "action")
             return []
         lines = [as_str(args.get("thought")).strip(), call]
-        return [Turn(key, "assistant", "\n\n".join(line for line in lines if line), when)]
+        touched = touches_of(as_str(args.get("name")), args.get("arguments")) if action == "call_tool_mcp" else ()
+        touched = touched or touches_of(action, args, _VERBS)
+        return [Turn(key, "assistant", "\n\n".join(line for line in lines if line), when, touched)]
     if "observation" in event:
         observation = as_str(event.get("observation"))
         if observation in _SILENT_OBSERVATIONS:

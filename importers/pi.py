@@ -39,6 +39,7 @@ from importers._common import (
 )
 from importers._files import file_time, iter_jsonl, read_head
 from importers._sessions import SessionFileImporter
+from importers._touches import ran, touches_in
 from importers.base import ImportReport
 from storage.models import Conversation
 
@@ -150,7 +151,9 @@ def _message(key: str, entry: dict[str, Any], unknown: UnknownCounts) -> list[Tu
             for part in parts
             if part.get("type") == "toolCall"
         ]
-        return [Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), when)]
+        calls = [(as_str(part.get("name")), part.get("arguments")) for part in parts if part.get("type") == "toolCall"]
+        text = "\n\n".join(line for line in lines if line.strip())
+        return [Turn(key, "assistant", text, when, touches_in(calls))]
     if role == "toolResult":
         text = summarise_tool_result(_text(message.get("content")), error=bool(message.get("isError")))
         return [Turn(key, "tool", text, when)]
@@ -160,7 +163,7 @@ def _message(key: str, entry: dict[str, Any], unknown: UnknownCounts) -> list[Tu
         if isinstance(code, int) and code:
             output = f"{output}\n(exit {code})"
         return [
-            Turn(key, "user", f"!{as_str(message.get('command'))}", when),
+            Turn(key, "user", f"!{as_str(message.get('command'))}", when, ran(as_str(message.get("command")))),
             Turn(f"{key}:output", "tool", summarise_tool_result(output), when),
         ]
     if role not in _NOT_SAID:

@@ -37,6 +37,7 @@ from importers._common import (
 )
 from importers._files import file_time, iter_jsonl, read_head
 from importers._sessions import SessionFileImporter
+from importers._touches import touches_in
 from importers.base import ImportReport
 from storage.models import Conversation
 
@@ -135,7 +136,8 @@ def _convert(file: Path, report: ImportReport, unknown: UnknownCounts) -> Conver
         elif kind == "assistant":
             calls = [as_dict(p.get("functionCall")) for p in parts if isinstance(p.get("functionCall"), dict)]
             lines = [_text(parts), *(summarise_tool_call(as_str(c.get("name")), c.get("args")) for c in calls)]
-            turns.append(Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), when))
+            touched = touches_in((as_str(c.get("name")), c.get("args")) for c in calls)
+            turns.append(Turn(key, "assistant", "\n\n".join(line for line in lines if line.strip()), when, touched))
         elif kind == "tool_result":
             turns.extend(_results(key, parts, as_dict(record.get("toolCallResult")), when))
         elif kind != "system":

@@ -40,8 +40,9 @@ from importers._common import (
     system_folders,
 )
 from importers._sqlite import MAX_VALUE_BYTES, DatabaseImporter, Oversized, bounded_value
+from importers._touches import touches_in, touches_of
 from importers.base import ImportReport
-from storage.models import Conversation
+from storage.models import Conversation, Touch
 
 DB_NAME = "threads.db"
 _FED = 512  # compressed bytes decompressed at a time: at most ~16 MB of output each
@@ -176,6 +177,7 @@ def _user_text(content: list[Any]) -> str:
 
 def _agent_turns(agent: dict[str, Any]) -> list[Turn]:
     lines: list[str] = []
+    touched: list[Touch] = []
     for item in as_list(agent.get("content")):
         item = as_dict(item)
         if isinstance(item.get("Text"), str):
@@ -183,6 +185,7 @@ def _agent_turns(agent: dict[str, Any]) -> list[Turn]:
         elif "ToolUse" in item:
             use = as_dict(item["ToolUse"])
             lines.append(summarise_tool_call(as_str(use.get("name")), use.get("input") or use.get("raw_input")))
+            touched += touches_of(as_str(use.get("name")), use.get("input") or use.get("raw_input"))
     results = [
         Turn(
             "",
@@ -191,7 +194,10 @@ def _agent_turns(agent: dict[str, Any]) -> list[Turn]:
         )
         for r in as_dict(agent.get("tool_results")).values()
     ]
-    return [Turn("", "assistant", "\n\n".join(line for line in lines if line.strip())), *results]
+    return [
+        Turn("", "assistant", "\n\n".join(line for line in lines if line.strip()), touches=tuple(touched)),
+        *results,
+    ]
 
 
 def _result_text(content: object) -> str:
@@ -210,6 +216,7 @@ def _first_agent_turns(message: dict[str, Any]) -> list[Turn]:
     lines = [as_str(s.get("text")) for s in segments if as_str(s.get("type")) == "text"]
     uses = [as_dict(u) for u in as_list(message.get("tool_uses"))]
     lines += [summarise_tool_call(as_str(u.get("name")), u.get("input")) for u in uses]
+    touched = touches_in((as_str(u.get("name")), u.get("input")) for u in uses)
     results = [
         Turn(
             "",
@@ -219,6 +226,11 @@ def _first_agent_turns(message: dict[str, Any]) -> list[Turn]:
         for r in as_list(message.get("tool_results"))
     ]
     return [
-        Turn("", "user" if role == "user" else "assistant", "\n\n".join(line for line in lines if line.strip())),
+        Turn(
+            "",
+            "user" if role == "user" else "assistant",
+            "\n\n".join(line for line in lines if line.strip()),
+            touches=touched,
+        ),
         *results,
     ]

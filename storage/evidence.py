@@ -241,6 +241,7 @@ class ChatEvidence:
     title: frozenset[str] = frozenset()  # query stems the chat's title holds
     written: set[str] = field(default_factory=set)  # query stems the user's and assistant's messages hold
     covering: int | None = None  # the first message of the unit holding most of the query's weight
+    edited: bool = False  # its agent edited or created a file the query names
 
     def add(self, coverage: float | None = None, similarity: float | None = None, exact: bool = False) -> None:
         if coverage is not None:
@@ -426,7 +427,11 @@ def same_question(head: ChatEvidence, other: ChatEvidence, weights: TermWeights,
     offer accept decline"; an update mentioned in passing is loose in meaning, and still the latest word).
     A strong `other` close in meaning needs only a word in common (a taper chat for "marathon target
     finish time" speaks of a goal); a weak one must hold every query word the head holds, or most of
-    them and be related in meaning, sharing at least `WEAK_SHARED` of the query's weight with the head."""
+    them and be related in meaning, sharing at least `WEAK_SHARED` of the query's weight with the head.
+    A chat whose agent changed a file the query names and one that did not answer different questions:
+    the one that only read it is no later word on the change."""
+    if head.edited != other.edited:
+        return False
     shared = head.present & other.present
     if not shared:
         return False

@@ -38,7 +38,7 @@ from storage.query.filters import Filters
 from storage.reads import read_chat as reading
 from storage.reads.catalog_view import CatalogView
 from storage.reads.hiding import Hiding
-from storage.reads.listing import StoreStats, name_projects, project_spellings, recent_page, store_stats
+from storage.reads.listing import StoreStats, add_touched, name_projects, project_spellings, recent_page, store_stats
 from storage.reads.results import ChatPage, RecentResult, SearchMode, SearchResult
 from storage.redaction import Redaction, Remembered
 from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
@@ -471,20 +471,32 @@ class Library:
         source: str | None = None,
         after: datetime | None = None,
         before: datetime | None = None,
+        file: str | None = None,
         mode: SearchMode = "hybrid",
         fusion: Fusion = SHIPPED,
     ) -> SearchResult:
         """Hybrid search: strong chats first, then weak ones, each with its matches as question and answer.
 
         `after`/`before` select messages by their time (a chat is found through the part of it in the
-        window); `project` matches case-insensitively.
+        window); `project` matches case-insensitively; `file`: only the chats whose tool calls edited,
+        created or read that file (a path, or its last parts: `session.py`, `auth/session.py`).
         """
         self._follow_store()
-        filters = Filters(project=self.resolve_project(project), source=source, after=after, before=before)
+        touching = self.touching(file) if file is not None else None
+        filters = Filters(
+            project=self.resolve_project(project), source=source, after=after, before=before, chats=touching
+        )
         result = self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
         with self.chats.open() as chats:
             name_projects(result.chats, chats.column_counts("project"))
+            add_touched(result.chats, self._less_hidden(chats))
         return result
+
+    def touching(self, file: str) -> frozenset[str]:
+        """The chats whose tool calls edited, created or read `file` (a path, or its last parts), less
+        the deleted: what `search(file=...)` and the page's file filter keep."""
+        with self.chats.open() as chats:
+            return frozenset(self._less_hidden(chats).touching(file))
 
     def search_units(
         self,
@@ -521,15 +533,12 @@ class Library:
         """
         self._follow_store()
         with self.chats.open() as chats:
-            return recent_page(
-                self._less_hidden(chats),
-                n=n,
-                sort_order=sort_order,
-                before=before,
-                after=after,
-                project=project,
-                source_name=source,
+            shown = self._less_hidden(chats)
+            page = recent_page(
+                shown, n=n, sort_order=sort_order, before=before, after=after, project=project, source_name=source
             )
+            add_touched(page.chats, shown)
+            return page
 
     def activity(
         self, *, project: str | None = None, source: str | None = None
@@ -557,7 +566,10 @@ class Library:
         centres the page on that message."""
         self._follow_store()
         with self.chats.open() as chats:
-            return reading.read_chat(self._less_hidden(chats), uri, offset=offset, limit=limit, around=around)
+            source = self._less_hidden(chats)
+            page = reading.read_chat(source, uri, offset=offset, limit=limit, around=around)
+            add_touched([page.chat], source)
+            return page
 
     def get(self, uri: str) -> Conversation:
         """The whole stored conversation (raises NotFound)."""

@@ -17,6 +17,9 @@ from storage.times import require_storable, storable_or_none, utc
 
 Role = Literal["user", "assistant", "system", "tool"]
 ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
+# What an agent's tool call did: a file it edited, created or read, or a command it ran.
+Action = Literal["edited", "created", "read", "ran"]
+ACTIONS: tuple[Action, ...] = ("edited", "created", "read", "ran")
 
 
 UtcDatetime = Annotated[datetime, AfterValidator(utc)]
@@ -48,6 +51,15 @@ def in_order(messages: Iterable[Message]) -> Iterator[Message]:
         yield message
 
 
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """A file an agent's tool call edited, created or read (`target`: its path, absolute where the
+    chat's folder made it so), or a command it ran (`target`: the command line)."""
+
+    action: Action
+    target: Annotated[str, Field(min_length=1)]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     """One turn of a conversation: validated as it is made, like a model, but a slotted dataclass, so
@@ -59,6 +71,8 @@ class Message:
     role: Role
     text: str
     created_at: MessageTime = None
+    # The files this message's tool calls touched and the commands they ran, in the order called.
+    touches: tuple[Touch, ...] = ()
 
 
 class Conversation(BaseModel):
@@ -93,4 +107,5 @@ class Conversation(BaseModel):
         parts += [self.created_at.isoformat(), self.updated_at.isoformat()]
         for m in self.messages:
             parts += [m.id, m.role, m.text, m.created_at.isoformat() if m.created_at else ""]
+            parts += [f"{touch.action} {touch.target}" for touch in m.touches]  # none: as before they existed
         return content_hash(*parts)

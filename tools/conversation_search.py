@@ -26,6 +26,11 @@ NAME = "conversation_search"
 MAX_QUERY_CHARS = 1000
 
 
+def file_name(file: str) -> str:
+    """What a file is searched by when it is all that was asked: its name (`session.py`)."""
+    return file.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
 def _lead(output: SearchOutput) -> str | None:
     query = quoted(output.query[:200])
     if not output.chats:
@@ -56,9 +61,19 @@ def render(output: SearchOutput, memo: LineMemo | None = None) -> str:
 
 
 def _filters_note(
-    library: "Library", query: str, project: str | None, after: datetime | None, before: datetime | None
+    library: "Library",
+    query: str,
+    project: str | None,
+    after: datetime | None,
+    before: datetime | None,
+    file: str | None = None,
 ) -> str | None:
     """Why an empty filtered result is empty: how much the filters left out."""
+    if file is not None and not library.touching(file):
+        return (
+            f"No chat's tool calls edited, created or read a file {quoted(file)}: try its name alone "
+            "(session.py), or search without file."
+        )
     if project is None and after is None and before is None:
         return None
     unfiltered = library.search(query, max_results=1)
@@ -83,12 +98,15 @@ def search(
     project: str | None = None,
     after: datetime | None = None,
     before: datetime | None = None,
+    file: str | None = None,
     budget: int = 12_000,
     on: date | None = None,
 ) -> tuple[SearchOutput, str]:
     """The tool's whole behaviour, without MCP: shared by the server and the CLI. `on`: the date the
-    result names as today (the clock's, by default)."""
-    cleaned = " ".join(query.split())
+    result names as today (the clock's, by default). `file` alone, with no query: the chats that
+    touched it, found by its name (those that edited it first)."""
+    file = blank_to_none(file)
+    cleaned = " ".join(query.split()) or (file_name(file) if file is not None else "")
     if not cleaned:
         raise ArgumentError(  # the tool layer turns it into a ToolError of these words
             "The query is empty. Pass a few words from the chat you are looking for (names, identifiers, "
@@ -103,10 +121,10 @@ def search(
         )
     after, before = window(after, before)
     project = blank_to_none(project)
-    result = library.search(cleaned, max_results=max_results, project=project, after=after, before=before)
+    result = library.search(cleaned, max_results=max_results, project=project, after=after, before=before, file=file)
     if not result.chats:
         require_chats(library)
-        if note := _filters_note(library, cleaned, project, after, before):
+        if note := _filters_note(library, cleaned, project, after, before, file):
             notes.append(note)
     newest = None
     if not any(hit.strength == "strong" for hit in result.chats):
@@ -126,7 +144,8 @@ with nothing before it, or "do you remember" / "last time".
 query: a few content words that probably appeared in that chat: names, identifiers, error \
 messages, technical terms. Never meta words (chat, conversation, discuss, remember, yesterday), \
 never a pasted passage. A topic at a time ("the nginx chat in May"): topic in query, time in \
-after/before. A time alone: recent_chats.
+after/before. A time alone: recent_chats. file: only chats whose agent edited, created or read that \
+file (a path or its end: auth/session.py).
 
 Returns one <chat> block per strong chat, strong matches first. strength='strong': it holds the \
 query's distinctive words or closely matches its meaning. 'weak': only common words or a loose \
@@ -155,6 +174,13 @@ Before = Annotated[
     datetime | None,
     Field(description="Only messages written before this time, ISO 8601 like 2025-06-01T00:00:00Z."),
 ]
+File = Annotated[
+    str | None,
+    Field(
+        description="Only chats whose tool calls edited, created or read this file: a path or its end "
+        "(auth/session.py). With an empty query, the chats that touched it."
+    ),
+]
 
 
 # The result as an MCP Apps view (`server.search_view`), for the clients that show one inline.
@@ -181,6 +207,7 @@ def register(server: "MCPServer[Any]", library: "LibraryProvider", budget: int) 
         project: Project = None,
         after: After = None,
         before: Before = None,
+        file: File = None,
     ) -> Annotated[CallToolResult, SearchOutput]:
         lib = await library()
         output, text = await run_tool(
@@ -192,6 +219,7 @@ def register(server: "MCPServer[Any]", library: "LibraryProvider", budget: int) 
             project=project,
             after=after,
             before=before,
+            file=file,
             budget=budget,
         )
         return tool_result(output, text)

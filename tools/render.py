@@ -1,7 +1,7 @@
 """The text the model reads: one `<chat>` block per conversation, chat content kept inert.
 
 Chat content is data, never markup, and it cannot pass for our own lines:
-- every line we write ourselves starts in the first column (`<chat`, `Title:`, `Evidence:`, `</chat>`,
+- every line we write ourselves starts in the first column (`<chat`, `Title:`, `Files:`, `Evidence:`, `</chat>`,
   `Note:`, the `…` between matches); every line of chat content starts with its message's `#number role:`
   prefix, or is a continuation indented under it. No message can start a line that looks like ours. A
   chat listed in one line (`chat_line`) holds only our own words and its one-line title and project;
@@ -145,6 +145,54 @@ def _about(hit: ChatHit) -> list[str]:
     return about
 
 
+# How many files or commands of each kind a header names before it counts the rest ("(+12)"), how
+# much of each it shows, and how long the line may grow: a short line, whatever the chat touched.
+TOUCHED_SHOWN = {"edited": 3, "read": 2, "ran": 2}
+TOUCHED_CHARS = 60
+TOUCHED_LINE_CHARS = 240
+
+
+def touched_line(hit: ChatHit) -> str | None:
+    """`Files: edited auth/session.py, api/routes.py (+12) · read config.py · ran pytest -q`: what the
+    chat's tool calls touched, edits first, paths inside the chat's project named from it."""
+    from storage.reads.results import touched_groups  # with the results: pydantic, loaded by then
+
+    groups = touched_groups(hit.touched)
+    totals = hit.touched_totals or {group: len(items) for group, items in groups.items()}
+    parts: list[str] = []
+    length = len("Files: ")
+    for group, items in groups.items():
+        shown: list[str] = []
+        for item in items[: TOUCHED_SHOWN[group]]:
+            named = _cut(item if group == "ran" else _from_project(item, hit.project), group)
+            if shown and length + len(named) > TOUCHED_LINE_CHARS:
+                break
+            shown.append(named)
+            length += len(named) + 2
+        if shown:
+            more = totals.get(group, len(items)) - len(shown)
+            parts.append(f"{group} {', '.join(shown)}" + (f" (+{more})" if more > 0 else ""))
+            length += len(group) + 4
+    return one_line("Files: " + " · ".join(parts)) if parts else None
+
+
+def _from_project(path: str, project: str | None) -> str:
+    """`auth/session.py` for /home/ana/shop/auth/session.py in project /home/ana/shop; else the path."""
+    if project:
+        for separator in ("/", "\\"):
+            folder = project.rstrip(separator) + separator
+            if path.startswith(folder) and len(path) > len(folder):
+                return path[len(folder) :]
+    return path
+
+
+def _cut(item: str, kind: str) -> str:
+    """A path kept to its end (which names the file), a command to its start (which names what ran)."""
+    if len(item) <= TOUCHED_CHARS:
+        return item
+    return item[: TOUCHED_CHARS - 1] + "…" if kind == "ran" else "…" + item[-(TOUCHED_CHARS - 1) :]
+
+
 def evidence_line(hit: ChatHit) -> str | None:
     """`Evidence: strong, holds the query's words together · has nginx, proxy ('reverse proxy' together) ·
     lacks Traefik · meaning close` (search only): what the strength rests on, in the query's words."""
@@ -190,6 +238,8 @@ def chat_block(hit: ChatHit, groups: Sequence[Sequence[ShownMessage]], memo: Lin
     first, last = chat_span(hit)
     dated = day(first) != day(last)
     lines = [_opening(hit), " · ".join(header)]
+    if (touched := touched_line(hit)) is not None:
+        lines.append(touched)
     if (evidence := evidence_line(hit)) is not None:
         lines.append(evidence)
     for position, group in enumerate(shown):

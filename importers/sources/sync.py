@@ -42,7 +42,7 @@ from importers.sources.archive import Archive
 from importers.sources.discovery import AGENT_FORMATS, SQLITE_FORMATS, SourceFile, discover
 from importers.sources.privacy import EXCLUDED, Exclusions, finish_deletes
 from importers.sources.report import Change, SyncReport
-from importers.sources.sync_state import FileMark, SyncState, tail_hash
+from importers.sources.sync_state import READING, FileMark, SyncState, tail_hash
 from storage.errors import StoreError
 from storage.library import IngestProgress, Library
 from storage.models import Conversation, Message
@@ -160,7 +160,8 @@ class Syncer:
     ) -> None:
         state = SyncState.load(self.library.home)
         finish_deletes(self.library, state)  # a delete killed part way: before anything is read again
-        reparse = state.exclusions != self.exclusions.fingerprint()
+        # Other exclusions, or marks an older reading made (chats without what is read now): every file again.
+        reparse = state.exclusions != self.exclusions.fingerprint() or state.reading < READING
         sources, problems = self.discover()
         report.files_failed += problems
         plan: list[_Planned] = []
@@ -191,6 +192,7 @@ class Syncer:
             state.files.update(marks)
         if plan or reparse:
             state.exclusions = self.exclusions.fingerprint()
+            state.reading = READING
             state.save(self.library.home)
 
     def _plan(self, source: SourceFile, old: FileMark | None, report: SyncReport) -> _Planned | None:

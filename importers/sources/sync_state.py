@@ -4,7 +4,7 @@ One mark per agent-log file that sync has read, and the ids the user deleted. Wr
 only under the store's write lock (sync and delete both hold it), so two processes never interleave.
 
 ```json
-{"version": 1, "exclusions": "<hash of the exclusion settings the marks were made under>",
+{"version": 1, "reading": 2, "exclusions": "<hash of the exclusion settings the marks were made under>",
  "files": {"/home/ana/.claude/projects/-home-ana-src/6f1c.jsonl": {
      "format": "claude-code", "size": 48213, "mtime_ns": 1737367200123456789,
      "tail_hash": "<blake2b of the 4 KiB before `size`>", "wal": null,
@@ -28,6 +28,10 @@ __all__ = ["STATE_FILE", "FileMark", "SyncState", "tail_hash"]
 log = logging.getLogger(__name__)
 
 STATE_FILE = "sync-state.json"
+# What the importers read from an agent's log, by version: marks made by an older reading stand for
+# chats that lack something today's importers read, and every file is read once more. 2: the files each
+# tool call edited, created or read and the commands it ran (`Message.touches`).
+READING = 2
 TAIL_BYTES = 4096
 
 
@@ -64,6 +68,7 @@ class FileMark(BaseModel):
 
 class SyncState(BaseModel):
     version: int = 1
+    reading: int = Field(default=1, description="What the importers read when the marks were made (`READING`).")
     exclusions: str = ""
     files: dict[str, FileMark] = Field(default_factory=dict)
     forgotten: list[str] = Field(default_factory=list)
@@ -81,10 +86,10 @@ class SyncState(BaseModel):
         try:
             return cls.model_validate_json(path.read_bytes())
         except FileNotFoundError:
-            return cls()
+            return cls(reading=READING)
         except (OSError, ValidationError, ValueError) as exc:
             log.warning("%s is unreadable (%s); starting a fresh sync state", path, exc)
-            return cls()
+            return cls(reading=READING)
 
     def save(self, home: Path) -> None:
         path = home / STATE_FILE

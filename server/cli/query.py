@@ -27,11 +27,17 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("query")
+@click.argument("query", default="")
 @click.option("--max-results", type=click.IntRange(1, 10), default=5, show_default=True)
 @click.option("--project", help=PROJECT_HELP)
 @click.option("--after", type=WHEN, help=f"Only messages written after this time: {WHEN_HELP}.")
 @click.option("--before", type=WHEN, help=f"Only messages written before this time: {WHEN_HELP}.")
+@click.option(
+    "--file",
+    metavar="PATH",
+    help="Only chats whose agent edited, created or read this file: a path or its end (auth/session.py). "
+    "Without a query, the chats that touched it.",
+)
 @json_option
 @click.pass_context
 def search(
@@ -41,6 +47,7 @@ def search(
     project: str | None,
     after: datetime | None,
     before: datetime | None,
+    file: str | None,
     as_json: bool,
 ) -> None:
     """Search past chats by topic, as your assistant's search tool does."""
@@ -58,6 +65,7 @@ def search(
                 project=project,
                 after=after,
                 before=before,
+                file=file,
                 budget=settings.output_budget_chars,
             ),
         )

@@ -29,13 +29,14 @@ class Filters:
     `after`/`before` are exclusive. On conversations (recent_chats, exports) they bound `updated_at`;
     on retrieval units they bound the time of the unit's message (`at`: the message's own time, or its
     chat's `updated_at` when the source gave none), so a long chat is found through the part of it that
-    falls in the window.
+    falls in the window. `chats`: only these chats (the ones that touched a file, `Catalog.touching`).
     """
 
     project: str | tuple[str, ...] | None = None
     source: str | None = None
     after: datetime | None = None
     before: datetime | None = None
+    chats: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         # Bounds beyond what can be stored exclude nothing more; clamped, they reach SQL and Tantivy
@@ -51,8 +52,10 @@ class Filters:
             return None
         return (self.project,) if isinstance(self.project, str) else self.project
 
-    def sql(self, time_column: str = "updated_at") -> str | None:
+    def sql(self, time_column: str = "updated_at", id_column: str = "id") -> str | None:
         clauses = []
+        if self.chats is not None:
+            clauses.append(sql_in(id_column, sorted(self.chats)))
         if self.projects is not None:
             clauses.append(sql_in("project", list(self.projects)))
         if self.source is not None:
@@ -65,11 +68,11 @@ class Filters:
 
     def unit_sql(self) -> str | None:
         """The filter on retrieval units (chunks): times are message times."""
-        return self.sql("at")
+        return self.sql("at", "conversation_id")
 
     def is_empty(self) -> bool:
         return self.sql() is None
 
     def narrows(self) -> bool:
         """True when a project or a time window can have excluded chats (for the "filtered out" notes)."""
-        return self.project is not None or self.after is not None or self.before is not None
+        return self.project is not None or self.after is not None or self.before is not None or self.chats is not None

@@ -49,6 +49,12 @@ class Hiding:
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
         return self.store.message_spans([cid for cid in ids if cid not in self.hidden])
 
+    def touching(self, path: str) -> set[str]:
+        return self.store.touching(path) - self.hidden
+
+    def touches(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]:
+        return self.store.touches([cid for cid in ids if cid not in self.hidden])
+
     def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]:
         return [] if conversation_id in self.hidden else self.store.message_range(conversation_id, first, last)
 

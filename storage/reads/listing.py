@@ -125,6 +125,23 @@ def name_projects(hits: Iterable[ChatHit], known: Iterable[str]) -> None:
             hit._project_name = name
 
 
+class TouchSource(Protocol):
+    def touches(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]: ...
+
+
+def add_touched(hits: Sequence[ChatHit], source: TouchSource) -> None:
+    """Each hit's touched files and commands (`ChatHit.touched`), edits first, as many as a result carries."""
+    from storage.reads.results import MAX_TOUCHED, Touched, touched_groups
+
+    found = source.touches([hit.uri for hit in hits])
+    for hit in hits:
+        every = [Touched(action=action, target=target, times=times) for action, target, times in found.get(hit.uri, [])]
+        kept = {group: set(items[: MAX_TOUCHED[group]]) for group, items in touched_groups(every).items()}
+        hit.touched = [t for t in every if t.target in kept["edited" if t.action == "created" else t.action]]
+        if len(hit.touched) < len(every):
+            hit._touched_totals = {group: len(items) for group, items in touched_groups(every).items()}
+
+
 def project_spellings(source: ChatSource, project: str | None) -> tuple[str, ...] | None:
     """Every stored spelling of `project`, matched case-insensitively (raises UnknownProject).
 

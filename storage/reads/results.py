@@ -6,13 +6,14 @@ model that reads them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from storage.evidence import Meaning, Strength
-from storage.models import Role
+from storage.models import Action, Role
 
 SearchMode = Literal["hybrid", "keyword", "vector"]
 
@@ -58,6 +59,31 @@ class Evidence(BaseModel):
     )
 
 
+class Touched(BaseModel):
+    """A file the chat's tool calls touched, or a command they ran."""
+
+    action: Action = Field(description="edited, created, read (a file) or ran (a command).")
+    target: str = Field(description="The file's path, or the command line.")
+    times: int = Field(description="How many of the chat's messages did this.")
+
+
+# The touches a result carries for a chat, of each kind (files edited, files read, commands run): edits
+# first; the header shows fewer (`tools.render`).
+MAX_TOUCHED = {"edited": 10, "read": 5, "ran": 5}
+
+
+def touched_groups(touched: Sequence[Touched]) -> dict[str, list[str]]:
+    """Files edited (or created), files read, commands run, each target once, in the order given; a
+    file edited is not counted again as read."""
+    groups: dict[str, list[str]] = {"edited": [], "read": [], "ran": []}
+    edited = {t.target for t in touched if t.action in {"edited", "created"}}
+    for touch in touched:
+        group = "edited" if touch.action in {"edited", "created"} else touch.action
+        if (group != "read" or touch.target not in edited) and touch.target not in groups[group]:
+            groups[group].append(touch.target)
+    return groups
+
+
 class ChatHit(BaseModel):
     """A conversation in a result."""
 
@@ -78,13 +104,25 @@ class ChatHit(BaseModel):
     )
     evidence: Evidence | None = Field(default=None, description="Search only: what the strength rests on.")
     matches: list[Match] = Field(default_factory=list, description="Matches in rank order (search only).")
+    touched: list[Touched] = Field(
+        default_factory=list,
+        description=f"Files its tool calls edited, created or read and commands they ran, edits first (at most "
+        f"{sum(MAX_TOUCHED.values())}).",
+    )
     # The project as a result's text names it (not part of the structured result, which keeps the path).
     _project_name: str | None = PrivateAttr(default=None)
+    _touched_totals: dict[str, int] | None = PrivateAttr(default=None)
 
     @property
     def shown_project(self) -> str | None:
         """The project as text shows it: the folder's name when no other project has it (`name_projects`)."""
         return self._project_name or self.project
+
+    @property
+    def touched_totals(self) -> dict[str, int] | None:
+        """How many files it edited and read and commands it ran in all (`touched_groups`), when `touched`
+        lists fewer (`listing.add_touched`)."""
+        return self._touched_totals
 
 
 class OtherChat(BaseModel):

@@ -54,6 +54,9 @@ WINDOW_VECTOR_WEIGHT = 0.75
 # alone: a Spanish-course window (0.30) no longer lifts its chat above the Lisbon chat (0.52) for "what to
 # see in Portugal's capital" (corpus paraphrase hit@1 25 -> 27), LoCoMo R@5 / R@10 +0.1 / +0.2.
 WINDOW_SIMILARITY_POWER = 2.0
+# The messages whose tool calls read a file the query names, or ran its command, count this share of a
+# keyword list; those that edited or created it, all of it: the chat that changed a file comes first.
+READ_WEIGHT = 0.5
 
 
 class Leg(NamedTuple):

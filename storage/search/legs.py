@@ -1,8 +1,9 @@
 """The two legs of a search, under the same filters: what each ranks and the evidence each gives.
 
 - keyword (Tantivy BM25): messages, each counting by the share of the query's words it holds; chunks
-  holding an identifier word for word, as a list of their own; and the exchange windows around the
-  message hits, scored from those hits (no window search of their own).
+  holding an identifier word for word, as a list of their own; the messages whose tool calls touched
+  the files or ran the commands the query names, edits first, as another; and the exchange windows
+  around the message hits, scored from those hits (no window search of their own).
 - vector (the store's matrix): messages and windows by cosine similarity to the query's embedding.
 """
 
@@ -16,7 +17,14 @@ from typing import Any
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor
 from storage.query.analysis import AnalysedQuery
 from storage.query.filters import Filters
-from storage.search.fusion import WINDOW_SIMILARITY_POWER, WINDOW_VECTOR_WEIGHT, Fusion, Leg, relative_similarity
+from storage.search.fusion import (
+    READ_WEIGHT,
+    WINDOW_SIMILARITY_POWER,
+    WINDOW_VECTOR_WEIGHT,
+    Fusion,
+    Leg,
+    relative_similarity,
+)
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import UnitHit
 from storage.units.passages import ChunkOptions
@@ -81,6 +89,8 @@ def keyword_leg(
     # and their coverage (Python) while the worker scans.
     scored = keywords.find_scored(analysed, depth, filters, reader)
     found_exact = keywords.find_phrases(analysed, depth, filters, reader)
+    found_edited = keywords.find_touched(analysed, depth, filters, reader, edited=True)
+    found_touched = keywords.find_touched(analysed, depth, filters, reader, edited=False)
     hits = keywords.read([address for _, address in scored], reader)
     add_titles(legs, {hit.conversation_id for hit in hits}, titles)
     factors: dict[str, float] = {}
@@ -110,6 +120,15 @@ def keyword_leg(
             legs.chat(hit.conversation_id).add(exact=True)
     if exact:  # chunks holding an identifier word for word rank as a list of their own
         legs.messages.append(Leg(exact, 1.0))
+    # The messages that touched what the query names, as lists of their own: edits at a keyword list's
+    # weight, files read and commands run at less.
+    if found_edited:
+        edits = keywords.read(found_edited, reader)
+        for hit in edits:
+            legs.chat(hit.conversation_id).edited = True
+        legs.messages.append(Leg(edits, legs.keyword_weight))
+    if found_touched:
+        legs.messages.append(Leg(keywords.read(found_touched, reader), legs.keyword_weight * READ_WEIGHT))
     if members:
         written = [i for i, hit in enumerate(hits) if not hit.tool]
         legs.member_windows = member_windows(

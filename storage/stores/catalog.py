@@ -45,8 +45,9 @@ log = logging.getLogger(__name__)
 FILE = "catalog.sqlite"
 # 1: state as JSON values. 2: plain SQL values, store.json recorded. 3: every chat's messages, for
 # `read` and `export`. 4: the store's one read model (per chat, its passages' counts too), the LanceDB
-# messages table gone. 5: the secrets redacted in each chat, by kind.
-FORMAT = 5
+# messages table gone. 5: the secrets redacted in each chat, by kind. 6: the files and commands each
+# chat's tool calls touched (`touches`), and each message's own.
+FORMAT = 6
 TABLES = ("conversations", "chunks")
 JOURNAL = "journal.json"
 # The chats table's columns but its messages (a listing reads only the preview).
@@ -61,7 +62,9 @@ _EPOCH = datetime(1970, 1, 1)  # naive UTC, as LanceDB stores times
 
 # state: the catalog's format and the store's totals;
 # stamps: each LanceDB table's newest manifest; column_counts: `stats`' sources and projects, in order;
-# redactions: the secrets redacted in each chat, by kind (counted from its placeholders).
+# redactions: the secrets redacted in each chat, by kind (counted from its placeholders);
+# touches: the files each chat's tool calls touched and the commands they ran, how often and where first,
+# found by a file's name (`name`: a path's last part; a command's first word).
 # Every listing by time reads (updated, id) of every chat, some by project: from this index alone, not
 # the table, whose rows hold each chat's messages.
 SCHEMA = """
@@ -75,6 +78,11 @@ CREATE TABLE chats (
 );
 CREATE INDEX chats_timeline ON chats (updated, project, id);
 CREATE TABLE redactions (id TEXT, source TEXT, kind TEXT, count INTEGER, PRIMARY KEY (id, kind));
+CREATE TABLE touches (
+    id TEXT, action TEXT, target TEXT, name TEXT COLLATE NOCASE, count INTEGER, position INTEGER,
+    PRIMARY KEY (id, action, target)
+);
+CREATE INDEX touches_by_name ON touches (name);
 """
 
 
@@ -234,6 +242,7 @@ class _Held:
         self._parts = [self._deflate.compress(b"[")]
         self._head: list[list[Any]] = []  # the opening messages and the last ones: all a preview shows
         self._tail: deque[list[Any]] = deque(maxlen=PREVIEW_TAIL)
+        self.touches: dict[tuple[str, str], list[int]] = {}  # (action, target): [count, first position]
 
     def add(self, message: list[Any]) -> None:
         text = (", " if self.count else "") + json.dumps(message, ensure_ascii=False)
@@ -256,8 +265,28 @@ class _Held:
 def _texts(messages: Iterable[Message], held: _Held) -> Iterator[str]:
     """Each message's text, gathered into `held` on the way: one pass over a stored chat's messages."""
     for m in messages:
-        held.add([m.id, m.index, m.role, m.text, _us(m.created_at)])
+        entry: list[Any] = [m.id, m.index, m.role, m.text, _us(m.created_at)]
+        if m.touches:
+            entry.append([[touch.action, touch.target] for touch in m.touches])
+            for touch in m.touches:
+                seen = held.touches.setdefault((touch.action, touch.target), [0, len(held.touches)])
+                seen[0] += 1
+        held.add(entry)
         yield m.text
+
+
+def touch_name(action: str, target: str) -> str:
+    """What a touch is found by: a file's last part (either separator), a command's first word."""
+    if action == "ran":
+        return target.split(maxsplit=1)[0] if target.strip() else ""
+    return target.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _touch_rows(cid: str, held: _Held) -> list[tuple[str, str, str, str, int, int]]:
+    return [
+        (cid, action, target, touch_name(action, target), count, position)
+        for (action, target), (count, position) in held.touches.items()
+    ]
 
 
 def _unpacked(blob: bytes) -> list[list[Any]]:
@@ -463,17 +492,15 @@ class Catalog:
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
         """Each chat's messages with positions in any of its (first, last) ranges, in order; chats
         without such messages are left out. A listing's preview is read without the whole chat."""
-        from storage.models import Message
 
         out: dict[str, list[Message]] = {}
         for row in self._rows(list(windows), "id, message_count, preview, messages"):
             spans = windows[row["id"]]
             previewed = all(span in preview_spans(row["message_count"]) for span in spans)
             held = json.loads(row["preview"]) if previewed else _unpacked(row["messages"])
-            for mid, index, role, text, created in held:
-                if any(first <= index <= last for first, last in spans):
-                    message = Message(id=mid, index=index, role=role, text=text, created_at=_aware(created))
-                    out.setdefault(row["id"], []).append(message)
+            for entry in held:
+                if any(first <= entry[1] <= last for first, last in spans):
+                    out.setdefault(row["id"], []).append(_message(entry))
         return out
 
     def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]:
@@ -483,6 +510,29 @@ class Catalog:
             for row in self._rows(ids, "id, first_message, last_message")
             if row["first_message"] is not None
         }
+
+    # ---- the files and commands chats touched --------------------------------------------------
+
+    def touches(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, int]]]:
+        """Each chat's touches as (action, target, times), edits first, then files read, then commands;
+        each kind in the order the chat first touched them."""
+        order = {"edited": 0, "created": 0, "read": 1, "ran": 2}
+        found: dict[str, list[tuple[int, int, str, str, int]]] = {}
+        for batch in self._batches(ids):
+            query = f"SELECT id, action, target, count, position FROM touches WHERE id IN ({_marks(batch)})"
+            for cid, action, target, count, position in self._db.execute(query, batch):
+                found.setdefault(cid, []).append((order.get(action, 3), position, action, target, count))
+        return {cid: [(a, t, n) for _, _, a, t, n in sorted(rows)] for cid, rows in found.items()}
+
+    def touching(self, path: str) -> set[str]:
+        """The chats whose tool calls edited, created or read the file `path`: a whole path, or its
+        last parts (`session.py`, `auth/session.py`), in either separator and any case."""
+        wanted = _path_key(path)
+        if not wanted:
+            return set()
+        name = wanted.rsplit("/", 1)[-1]
+        rows = self._db.execute("SELECT id, target FROM touches WHERE name = ? AND action != 'ran'", (name,))
+        return {str(cid) for cid, target in rows if (key := _path_key(target)) == wanted or key.endswith("/" + wanted)}
 
     # ---- `read` and `export`, as `Library.read_chat` and `Library.iter_conversations` --------
 
@@ -534,6 +584,14 @@ class Catalog:
             )
 
 
+def _path_key(path: str) -> str:
+    """A path as `touching` compares it: one separator, no `./` before it or `/` after it, any case."""
+    key = path.strip().replace("\\", "/").casefold()
+    while key.startswith("./"):
+        key = key[2:]
+    return key.rstrip("/")
+
+
 def _marks(batch: Sequence[object]) -> str:
     return ", ".join("?" for _ in batch)
 
@@ -546,12 +604,17 @@ def _meta(row: sqlite3.Row) -> ConversationMeta:
 
 
 def _message_models(held: list[list[Any]]) -> list[Message]:
-    from storage.models import Message
+    return [_message(entry) for entry in held]
 
-    return [
-        Message(id=mid, index=index, role=role, text=text, created_at=_aware(created))
-        for mid, index, role, text, created in held
-    ]
+
+def _message(entry: list[Any]) -> Message:
+    """A message as the catalog holds it: [id, index, role, text, time] and, when its tool calls
+    touched anything, [[action, target], ...]."""
+    from storage.models import Message, Touch
+
+    mid, index, role, text, created = entry[:5]
+    touches = tuple(Touch(action, target) for action, target in entry[5]) if len(entry) > 5 else ()
+    return Message(id=mid, index=index, role=role, text=text, created_at=_aware(created), touches=touches)
 
 
 def _column_counts(connection: sqlite3.Connection, column: str) -> dict[str, int]:
@@ -594,15 +657,18 @@ def refresh(home: Path, store: Truth, ids: Sequence[str] | None) -> None:
             connection.execute("DELETE FROM stamps")  # reflects no table version: rebuilt whole next time
 
 
-def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def _chat_rows(
+    store: Truth, ids: Sequence[str]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Catalog rows for these chats, from the conversations table and the passages' counts, and their
-    redactions' rows."""
+    redactions' and touches' rows."""
     from storage.models import in_order  # pydantic: readers of a current catalog never load it
 
     stored = store.conversation_rows(ids)
     passages = store.passage_counts(list(stored))
     rows = []
     redacted: list[tuple[str, str, str, int]] = []
+    touched: list[tuple[str, str, str, str, int, int]] = []
     for cid in ids:
         if cid not in stored:
             continue
@@ -616,6 +682,7 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]],
             continue
         chunks, pending = passages.get(cid, (0, 0))
         redacted.extend((cid, conversation.source, kind, n) for kind, n in found.items())
+        touched.extend(_touch_rows(cid, held))
         rows.append(
             (
                 cid,
@@ -635,7 +702,7 @@ def _chat_rows(store: Truth, ids: Sequence[str]) -> tuple[list[tuple[Any, ...]],
                 pending,
             )
         )
-    return rows, redacted
+    return rows, redacted, touched
 
 
 def _write_state(connection: sqlite3.Connection, home: Path, store: Truth, stamps: dict[str, Stamp]) -> None:
@@ -667,9 +734,11 @@ def _write(connection: sqlite3.Connection, store: Truth, ids: Sequence[str], *, 
         if not fresh:
             connection.execute(f"DELETE FROM chats WHERE id IN ({_marks(batch)})", batch)
             connection.execute(f"DELETE FROM redactions WHERE id IN ({_marks(batch)})", batch)
-        chats, redacted = _chat_rows(store, batch)
+            connection.execute(f"DELETE FROM touches WHERE id IN ({_marks(batch)})", batch)
+        chats, redacted, touched = _chat_rows(store, batch)
         connection.executemany(insert, chats)
         connection.executemany("INSERT INTO redactions VALUES (?, ?, ?, ?)", redacted)
+        connection.executemany("INSERT INTO touches VALUES (?, ?, ?, ?, ?, ?)", touched)
 
 
 def _rebuild(home: Path, store: Truth, stamps: dict[str, Stamp], target: Path | None = None) -> None:

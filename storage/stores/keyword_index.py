@@ -22,9 +22,13 @@ from storage.stores.lance_store import UnitHit
 from storage.times import naive_utc
 from storage.units.windows import MESSAGE
 
-SCHEMA_VERSION = "5"  # 4: a `kind` field (message, window, chat); 5: `tool` (the passage is tool output)
+# 4: a `kind` field (message, window, chat); 5: `tool` (the passage is tool output); 6: `edited` and
+# `touched` (the files a message's tool calls edited or created; the files read and commands run).
+SCHEMA_VERSION = "6"
 TITLE_BOOST = 0.5
 PHRASE_BOOST = 1.5
+# The files a message touched (`find_touched`): a whole path or name counts more than one of its words.
+TOUCH_PHRASE_BOOST = 2.0
 BIGRAM_BOOST = 0.5  # adjacent query words found near each other ("state lock") count extra
 # Each document keeps the start of its text, to tell which query words a hit holds (evidence for
 # fusion and for a match's strength). Passages are ~150 words; only a pasted blob is cut.
@@ -49,6 +53,8 @@ def _schema() -> tantivy.Schema:
     # 1 for tool output (command results, file dumps, "Todos have been modified successfully"): searchable,
     # but it never makes a chat a strong match and ranks below what the user and the assistant wrote.
     builder.add_integer_field("tool", stored=True, indexed=False)
+    builder.add_text_field("edited", tokenizer_name="en_stem")
+    builder.add_text_field("touched", tokenizer_name="en_stem")
     return builder.build()
 
 
@@ -189,6 +195,21 @@ class KeywordIndex:
             return []
         return self._run(self._query(query), limit, filters, searcher)
 
+    def find_touched(
+        self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None, *, edited: bool
+    ) -> list[Any]:
+        """The messages whose tool calls touched what the query names (a path, a file's name, a command),
+        unread: `edited`, the files they edited or created; else the files they read and the commands they ran."""
+        if not query.terms:
+            return []
+        Q, Occur = tantivy.Query, tantivy.Occur
+        field = "edited" if edited else "touched"
+        should = [(Occur.Should, Q.term_query(self.schema, field, term)) for term in query.terms]
+        for phrase in query.phrases:
+            whole = Q.phrase_query(self.schema, field, list(phrase))
+            should.append((Occur.Should, Q.boost_query(whole, TOUCH_PHRASE_BOOST)))
+        return [address for _score, address in self._run(Q.boolean_query(should), limit, filters, searcher)]
+
     def find_phrases(self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None) -> list[Any]:
         """The messages that hold one of the query's identifiers word for word, unread."""
         if not query.phrases:
@@ -247,6 +268,8 @@ class KeywordIndex:
             yield Q.boolean_query(names)
         if filters.source is not None:
             yield Q.term_query(self.schema, "source", filters.source)
+        if filters.chats is not None:
+            yield Q.term_set_query(self.schema, "conversation_id", sorted(filters.chats))
         if filters.after is not None or filters.before is not None:
             yield Q.range_query(
                 self.schema,
@@ -307,6 +330,9 @@ class KeywordIndex:
             "message_ids": list(row["message_ids"]),
             "tool": int(bool(row.get("tool"))),
         }
+        for field in ("edited", "touched"):
+            if row.get(field):
+                fields[field] = row[field]
         if row.get("project") is not None:
             fields["project"] = row["project"]
         return tantivy.Document(**fields)

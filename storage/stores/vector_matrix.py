@@ -81,7 +81,7 @@ META_COLUMNS = [
     "updated_at",
     "at",
 ]
-MASKABLE = {"project", "source", "after", "before"}  # the Filters fields a mask reproduces exactly
+MASKABLE = {"project", "source", "after", "before", "chats"}  # the Filters fields a mask reproduces exactly
 _BLOCK = 16_384
 # Slack for float rounding in the int8 bound: simsimd sums float16 products in float32 (~1e-5 here).
 ROUNDING = 1e-4
@@ -242,6 +242,9 @@ class Snapshot:
             narrow(self.at > after)
         if before is not None:
             narrow(self.at < before)
+        if filters.chats is not None:
+            wanted = [self.conversation_codes[c] for c in filters.chats if c in self.conversation_codes]
+            narrow(np.isin(self.conversation, np.asarray(wanted, dtype=np.int32)))
         codes = [self.conversation_codes[c] for c in exclude if c in self.conversation_codes]
         if codes:
             narrow(~np.isin(self.conversation, np.asarray(codes, dtype=np.int32)))

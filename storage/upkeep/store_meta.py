@@ -14,7 +14,11 @@ from storage.errors import StoreTooNew
 # 4: no LanceDB messages table: the catalog (`storage.stores.catalog`) holds what readers show of each chat.
 # 5: secrets redacted at ingest (`storage.redaction`); `redaction` records the rules the chats were
 #    redacted with, and a store whose record differs is redacted again when opened.
-STORE_FORMAT = 5
+# 6: messages carry the files their tool calls touched and the commands they ran (`Message.touches`, in
+#    `messages_json`: no table changes, so no step; an older pastchats, which would drop them when it
+#    rewrites a chat, refuses the store). Chats stored before have none until their agent's log is read
+#    again: the next sync reads every log once (`importers.sources.sync_state.READING`).
+STORE_FORMAT = 6
 
 
 def read_meta(home: Path) -> dict[str, object]:

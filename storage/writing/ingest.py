@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from storage.embedding.embedder import Embedder, Vectors
 from storage.errors import is_disk_full
-from storage.models import Conversation
+from storage.models import Conversation, Message
 from storage.redaction import Redaction, Remembered
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore, unit_time
@@ -507,4 +507,15 @@ def _keyword_rows(conversations: Sequence[Conversation], chunks: Iterable[Chunk]
             "updated_at": naive_utc(owner.updated_at),
             "at": unit_time(owner, ch.first_index),
             "tool": ch.kind == MESSAGE and owner.messages[ch.first_index].role == "tool",
+            **(_touched_fields(owner.messages[ch.first_index]) if ch.kind == MESSAGE else {}),
         }
+
+
+def _touched_fields(message: Message) -> dict[str, str]:
+    """The keyword fields of what a message's tool calls touched: the files edited or created, and
+    the files read and commands run (`KeywordIndex.find_touched`)."""
+    if not message.touches:
+        return {}
+    edited = [t.target for t in message.touches if t.action in {"edited", "created"}]
+    other = [t.target for t in message.touches if t.action not in {"edited", "created"}]
+    return {"edited": "\n".join(edited), "touched": "\n".join(other)}

@@ -160,7 +160,7 @@ async def test_unknown_arguments_are_rejected_not_ignored(library: Library) -> N
     assert result.is_error
     assert text_of(result) == (
         "conversation_search has no argument 'limit'; its arguments are query, max_results, project, after, "
-        "before. Call it again without the unknown one."
+        "before, file. Call it again without the unknown one."
     )
 
 

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import io
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from importers.sources.sync_state import STATE_FILE
 from storage.units.passages import split_passages
 from storage.writing.locks import WriteLock
 from tests.importers.sources.agent_home import (
@@ -153,3 +156,26 @@ def test_a_note_on_a_file_names_it_once(agents: AgentHome) -> None:
     cut = next((agents.home / ".claude" / "projects" / "-home-ana-src-cut").glob("*.jsonl"))
     assert note.startswith(f"{cut}: the last line was cut off mid-write")
     assert note.count(cut.name) == 1
+
+
+def test_chats_synced_before_touches_were_recorded_get_them_from_the_next_sync(agents: AgentHome) -> None:
+    """A store an older pastchats synced: its chats lack what their tool calls touched, and its sync state
+    says which reading made its marks. The next sync reads every log again, once."""
+    agents.syncer().run_once()
+    touched = [t for m in agents.library.get(SHOP).messages for t in m.touches]
+    assert ("ran", "pytest tests/test_checkout.py -x") in [(t.action, t.target) for t in touched]
+    without = [
+        c.model_copy(update={"messages": [dataclasses.replace(m, touches=()) for m in c.messages]})
+        for c in agents.library.iter_conversations()
+    ]
+    agents.library.import_conversations(without)
+    state = json.loads((agents.library.home / STATE_FILE).read_text())
+    del state["reading"]  # as an older pastchats wrote it
+    (agents.library.home / STATE_FILE).write_text(json.dumps(state))
+    assert not any(m.touches for m in agents.library.get(SHOP).messages)
+
+    report = agents.syncer().run_once()
+    assert report.conversations_updated > 0
+    assert [t for m in agents.library.get(SHOP).messages for t in m.touches] == touched
+    again = agents.syncer().run_once()
+    assert (again.files_unchanged, again.conversations_updated) == (7, 0)

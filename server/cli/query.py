@@ -1,5 +1,6 @@
-"""`pastchats search | recent | read | stats`: the store queried as the MCP tools query it, with the
-tools' own text (or their structured result with `--json`) and their error messages."""
+"""`pastchats search | recent | read | resume | stats`: the store queried as the MCP tools query it, with
+the tools' own text (or their structured result with `--json`) and their error messages; `resume`, the
+command that continues a chat's session in the agent it came from."""
 
 from __future__ import annotations
 
@@ -126,6 +127,28 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
 
 
 @click.command()
+@click.argument("uri")
+@click.pass_context
+def resume(ctx: click.Context, uri: str) -> None:
+    """Print the command that continues a chat's session in the agent it came from, in its folder.
+
+    URI as a result shows it, or its start. For example: eval "$(pastchats resume claude-code:4f2a)"
+    """
+    import shlex
+
+    from server.services.resume import resume_command
+
+    settings = make_settings(ctx)
+    with opened(settings, "read") as library:
+        found = resume_command(library, uri)
+    if found.command is None:
+        raise click.ClickException(f"{found.reason}. Read the chat instead: pastchats read {shlex.quote(found.uri)}")
+    if found.folder is None:
+        click.echo(f"{found.uri} recorded no folder: run this in the session's project folder.", err=True)
+    click.echo(found.command)
+
+
+@click.command()
 @json_option
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
@@ -136,4 +159,4 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     click.echo(text)
 
 
-COMMANDS: list[click.Command] = [search, recent, read, stats]
+COMMANDS: list[click.Command] = [search, recent, read, resume, stats]

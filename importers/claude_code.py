@@ -113,7 +113,8 @@ class ClaudeCodeImporter(AgentLogImporter):
 
     def session_id(self, conversation_id: str) -> str | None:
         """A transcript's name; a subagent's chat (`claude-code:<session>:<agent>`) continues in its session."""
-        return (conversation_id.split(":") + [""])[1] or None
+        parts = conversation_id.split(":")
+        return parts[1] if len(parts) > 1 and parts[1] else None
 
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)

@@ -137,10 +137,19 @@ def resume(ctx: click.Context, uri: str) -> None:
     import shlex
 
     from server.services.resume import resume_command
+    from storage.errors import AmbiguousUri, NotFound
 
     settings = make_settings(ctx)
     with opened(settings, "read") as library:
-        found = resume_command(library, uri)
+        try:
+            found = resume_command(library, uri)
+        except AmbiguousUri as exc:
+            whole = shlex.quote(exc.candidates[0])
+            raise click.ClickException(f"{exc}. Pass more of it, or one whole: pastchats resume {whole}") from None
+        except NotFound as exc:
+            raise click.ClickException(
+                f"{exc}. Find the chat's uri with `pastchats search WORDS` or `pastchats recent`."
+            ) from None
     if found.command is None:
         raise click.ClickException(f"{found.reason}. Read the chat instead: pastchats read {shlex.quote(found.uri)}")
     if found.folder is None:

@@ -470,7 +470,8 @@ class Catalog:
         found = [
             str(row[0])
             for row in self._db.execute(
-                "SELECT id FROM chats WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", (prefix, prefix + "\U0010ffff", limit)
+                "SELECT id FROM chats WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+                (prefix, prefix + "\U0010ffff", limit),
             )
         ]
         if found:

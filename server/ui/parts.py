@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 from server.ui.markup import Html, esc, h, join, link, outside_link, when
+from storage.query.grammar import parse, plain_words
 from storage.reads.results import ChatHit, ShownMessage
 
 SNIPPET_CHARS = 600  # of a message in a listing; the chat page shows it whole
@@ -35,10 +36,15 @@ def highlighted(text: str, terms: re.Pattern[str] | None) -> Html:
 
 
 def query_terms(query: str | None) -> re.Pattern[str] | None:
-    words = sorted({w for w in re.findall(r"\w+", query or "") if len(w) > 1}, key=len, reverse=True)
-    if not words:
+    """What to mark of the query (`storage.query.grammar`): its words outside quotes, each quoted phrase
+    whole, never an excluded word."""
+    parsed = parse(query or "")
+    words = {w for w in re.findall(r"\w+", parsed.loose) if len(w) > 1}
+    phrases = {r"\W+".join(map(re.escape, plain_words(p))) for p in parsed.phrases}
+    patterns = sorted(phrases | {re.escape(w) for w in words}, key=len, reverse=True)
+    if not patterns:
         return None
-    return re.compile("(" + "|".join(rf"\b{re.escape(w)}" for w in words) + ")", re.IGNORECASE)
+    return re.compile("(" + "|".join(rf"\b{p}" for p in patterns) + ")", re.IGNORECASE)
 
 
 def message(m: ShownMessage, *, terms: re.Pattern[str] | None = None, limit: int | None = None) -> Html:

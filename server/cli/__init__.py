@@ -83,9 +83,12 @@ EXAMPLES: dict[str, list[str]] = {
     "read": [
         "pastchats read sample-kyoto-trip",
         "pastchats read sample-kyoto-trip --around 4",
-        "pastchats read codex:0199   # the start of a uri, when only one chat's uri starts so",
+        "pastchats read sample-kyo   # the start of a uri, when no other chat's uri starts so",
     ],
-    "resume": ['eval "$(pastchats resume claude-code:4f2a)"   # back in the session, in its folder'],
+    "resume": [
+        "pastchats resume claude-code:4f2a   # cd /its/folder && claude --resume 4f2a…",
+        "pastchats resume codex:0199 | sh   # run it",
+    ],
     "stats": ["pastchats stats", "pastchats stats --json"],
     "sync": ["pastchats sync", "pastchats sync --path ~/code/my-repo   # also a repository's Aider history"],
     "reindex": ["pastchats reindex"],

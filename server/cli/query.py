@@ -132,7 +132,7 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
 def resume(ctx: click.Context, uri: str) -> None:
     """Print the command that continues a chat's session in the agent it came from, in its folder.
 
-    URI as a result shows it, or its start. For example: eval "$(pastchats resume claude-code:4f2a)"
+    URI as a result shows it, or its start. It says so when the agent has no such command.
     """
     import shlex
 

@@ -98,7 +98,7 @@ def search(
     if parse(cleaned).only_excluded:
         raise ArgumentError(
             "The query only says what to leave out (-word): there is nothing to search for. Add a word or a "
-            f"\"phrase\" to find, e.g. {call(NAME, query='deploy -docker')}; to list chats by time, use "
+            f'"phrase" to find, e.g. {call(NAME, query="deploy -docker")}; to list chats by time, use '
             f"{tool('recent_chats')}."
         )
     notes: list[str] = []

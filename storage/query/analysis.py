@@ -175,7 +175,7 @@ def analyse(query: str) -> AnalysedQuery:
     for _typed, tokens, _words in quoted:  # a phrase ranks as an identifier does, word for word
         if len(tokens) > 1 and tokens not in phrases:
             phrases.append(tokens)
-    loose = {stem for word in _PLAIN.analyze(parsed.loose) for stem in stem_tokens(word)}
+    loose = set(stem_tokens(parsed.loose)) if quoted else set()
     excluded = [(w, tuple(stem_tokens(w))) for w in parsed.excluded[:MAX_KEYWORD_TERMS]]
     return AnalysedQuery(
         text=text,

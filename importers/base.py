@@ -64,10 +64,19 @@ class Importer(Protocol):
     can be read.
     """
 
+    # The agent's own command that continues one of its sessions, "{session}" standing for the session's
+    # id (`session_id`), run in the session's folder; empty when the agent has none (a chat app's export).
+    resume: ClassVar[tuple[str, ...]] = ()
+
     @property
     def name(self) -> str: ...
 
     def detect(self, path: Path) -> bool: ...
+
+    def session_id(self, conversation_id: str) -> str | None:
+        """The agent's own id of the session a chat of this format is (what `resume` takes): the chat's
+        id after the format's name (`codex:<session>`), unless the format says otherwise."""
+        return conversation_id.partition(":")[2] or None
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]: ...
 

@@ -106,9 +106,16 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class ClaudeCodeImporter(AgentLogImporter):
     name = "claude-code"
+    # `claude --resume` finds a session among its folder's transcripts: it runs in the session's folder.
+    resume: ClassVar[tuple[str, ...]] = ("claude", "--resume", "{session}")
     variables: ClassVar[Mapping[str, str]] = {
         "CLAUDE_CONFIG_DIR": "Claude Code's config folder (default ~/.claude), whose projects/ holds the transcripts"
     }
+
+    def session_id(self, conversation_id: str) -> str | None:
+        """A transcript's name; a subagent's chat (`claude-code:<session>:<agent>`) continues in its session."""
+        parts = conversation_id.split(":")
+        return parts[1] if len(parts) > 1 and parts[1] else None
 
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)

@@ -59,6 +59,7 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class CodexImporter(AgentLogImporter):
     name = "codex"
+    resume: ClassVar[tuple[str, ...]] = ("codex", "resume", "{session}")  # the rollout's session id
     variables: ClassVar[Mapping[str, str]] = {
         "CODEX_HOME": "Codex's home folder (default ~/.codex), whose sessions/ and archived_sessions/ hold the rollouts"
     }

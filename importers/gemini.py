@@ -56,12 +56,21 @@ def default_locations(env: Mapping[str, str], home: Path) -> list[Path]:
 
 class GeminiImporter(AgentLogImporter):
     name = "gemini"
+    # `--resume` takes a session's `sessionId` (or "latest", or a number in the list) among the recordings
+    # of the project the command runs in: it runs in the session's folder.
+    resume: ClassVar[tuple[str, ...]] = ("gemini", "--resume", "{session}")
     variables: ClassVar[Mapping[str, str]] = {
         "GEMINI_CLI_HOME": "the folder holding Gemini CLI's .gemini (default: the home folder)"
     }
 
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
+
+    def session_id(self, conversation_id: str) -> str | None:
+        """The recording's `sessionId`; none for a recording without one (named after its file), which
+        Gemini CLI cannot find either."""
+        session = conversation_id.partition(":")[2]
+        return None if not session or session.startswith("session-") else session
 
     def session_files(self, folder: Path) -> list[Path]:
         """The live session files: those Gemini CLI migrated or copied elsewhere are left out."""

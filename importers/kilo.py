@@ -13,6 +13,7 @@ from importers.opencode import OpenCodeImporter
 
 class KiloImporter(OpenCodeImporter):
     name = "kilo"
+    resume = ()  # no resume command of Kilo's own is known to pastchats
     app = "kilo"  # `$XDG_DATA_HOME/kilo/kilo.db`
     kind = "a Kilo database"
     none_found = "no Kilo database (kilo.db) in {path}"

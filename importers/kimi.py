@@ -84,6 +84,7 @@ def share_folder(env: Mapping[str, str], home: Path) -> Path:
 
 class KimiImporter(SessionFileImporter):
     name = "kimi-cli"
+    resume: ClassVar[tuple[str, ...]] = ("kimi", "--session", "{session}")  # a session folder's name
     none_found = "no Kimi CLI sessions (sessions/<folder hash>/<session>/wire.jsonl) under {path}"
     variables: ClassVar[Mapping[str, str]] = {
         "KIMI_SHARE_DIR": "Kimi CLI's folder (default ~/.kimi), whose sessions/ holds the sessions"

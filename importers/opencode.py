@@ -24,7 +24,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from importers._common import (
     RECORD_ERRORS,
@@ -69,6 +69,8 @@ class OpenCodeImporter(DatabaseImporter):
 
     name = "opencode"
     app = "opencode"  # the folder under the data folder, and the database's name
+    # The TUI's `--session` (`-s`) opens a session by its id (`ses_...`), the same in both stores.
+    resume: ClassVar[tuple[str, ...]] = ("opencode", "--session", "{session}")
     variables = system_folders("XDG_DATA_HOME")
     tables = _TABLES
     kind = "an OpenCode database"
@@ -93,6 +95,7 @@ class OpenCodeFilesImporter(AgentLogImporter):
     """OpenCode 0.4 to 1.1: one JSON file per session, message and part under `storage/`."""
 
     name = "opencode-files"
+    resume: ClassVar[tuple[str, ...]] = OpenCodeImporter.resume
     variables = system_folders("XDG_DATA_HOME")
 
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:

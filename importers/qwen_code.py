@@ -52,6 +52,8 @@ def runtime_folder(env: Mapping[str, str], home: Path) -> Path:
 
 class QwenCodeImporter(SessionFileImporter):
     name = "qwen-code"
+    # `--resume` takes a session id among the project's sessions: it runs in the session's folder.
+    resume: ClassVar[tuple[str, ...]] = ("qwen", "--resume", "{session}")
     detect_depth = 4
     none_found = "no Qwen Code sessions (projects/*/chats/*.jsonl) under {path}"
     variables: ClassVar[Mapping[str, str]] = {

@@ -57,6 +57,7 @@ __all__ = [
     "get",
     "names",
     "read",
+    "resume_argv",
     "without_opted_out",
 ]
 
@@ -139,6 +140,16 @@ def foreign_prefixes(name: str) -> tuple[str, ...]:
     plain format keeps its ids) but never replaces one the store holds: a plain record with the id
     `claude:<uuid>` cannot take over the real Claude.ai chat."""
     return tuple(f"{other}:" for other in names() if other != name)
+
+
+def resume_argv(source: str, conversation_id: str) -> list[str] | None:
+    """The command of the agent a chat came from that continues its session (`Importer.resume`, the
+    session's id in place), or None when that agent has none (or the chat names no session)."""
+    importer = next((i for i in IMPORTERS if i.name == source and i.resume), None)
+    session = importer.session_id(conversation_id) if importer is not None else None
+    if importer is None or session is None:
+        return None
+    return [session if word == "{session}" else word for word in importer.resume]
 
 
 def get(name: str) -> Importer:

@@ -13,6 +13,7 @@ one short line. Each error is translated exactly once per surface: to an MCP `To
     │   ├── DiskFull                   storage.errors: the disk filled during a write; what was committed stays
     │   ├── StoreTooNew                storage.errors: written by a newer pastchats; upgrade pastchats
     │   ├── NotFound                   storage.errors: no chat with that uri
+    │   │   └── AmbiguousUri           storage.errors: a shortened uri that starts several chats' ids
     │   ├── UnknownMessage             storage.errors: read_chat's `around` names no message
     │   │   └── PastTheEnd             storage.errors: read_chat's `offset` is past the last message
     │   └── UnknownProject             storage.errors: a project filter that names no project
@@ -104,6 +105,16 @@ class StoreTooNew(StoreError):
 
 class NotFound(StoreError):
     """No chat with that uri."""
+
+
+class AmbiguousUri(NotFound):
+    """A shortened uri that starts the ids of several chats; `candidates` are some of them, in id order.
+    The tools name the call (or, for a person, the command) that reads the first."""
+
+    def __init__(self, prefix: str, candidates: list[str], more: bool) -> None:
+        self.prefix, self.candidates = prefix, candidates
+        listed = ", ".join(repr(cid) for cid in candidates) + (" and more" if more else "")
+        super().__init__(f"uri {prefix!r} is the start of more than one chat's uri: {listed}")
 
 
 class UnknownMessage(StoreError):

@@ -37,6 +37,7 @@ from storage.owner_only import make_folder, tighten
 from storage.query.filters import Filters
 from storage.reads import read_chat as reading
 from storage.reads.catalog_view import CatalogView
+from storage.reads.chat_meta import ConversationMeta
 from storage.reads.hiding import Hiding
 from storage.reads.listing import StoreStats, add_touched, name_projects, project_spellings, recent_page, store_stats
 from storage.reads.results import ChatPage, RecentResult, SearchMode, SearchResult
@@ -560,6 +561,13 @@ class Library:
         """The chats with the most secrets redacted, most first, each with its counts by kind."""
         with self.chats.open() as chats:
             return self._less_hidden(chats).redacted_chats(limit)
+
+    def chat(self, uri: str) -> ConversationMeta:
+        """The stored metadata of the chat a uri names, whole or shortened (`storage.reads.read_chat.meta_for`:
+        NotFound, AmbiguousUri)."""
+        self._follow_store()
+        with self.chats.open() as chats:
+            return reading.meta_for(self._less_hidden(chats), uri)
 
     def read_chat(self, uri: str, *, offset: int = 0, limit: int = 40, around: str | int | None = None) -> ChatPage:
         """A page of a conversation's messages; `around` (a message number from 1, or a message id)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from storage.query.grammar import parse
 from storage.times import iso_z
 from tools.arguments import ArgumentError, blank_to_none, window
 from tools.clock import newest_line, newest_update, today, today_line
@@ -14,7 +15,7 @@ from tools.errors import require_chats
 from tools.outputs import SearchOutput
 from tools.render import LineMemo, document, quoted
 from tools.search_budget import block, fit_search, weak_line
-from tools.voice import said, tool
+from tools.voice import call, said, tool
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -112,6 +113,12 @@ def search(
             "The query is empty. Pass a few words from the chat you are looking for (names, identifiers, "
             f"technical terms); to list chats by time, use {tool('recent_chats')}."
         )
+    if parse(cleaned).only_excluded:
+        raise ArgumentError(
+            "The query only says what to leave out (-word): there is nothing to search for. Add a word or a "
+            f'"phrase" to find, e.g. {call(NAME, query="deploy -docker")}; to list chats by time, use '
+            f"{tool('recent_chats')}."
+        )
     notes: list[str] = []
     if len(cleaned) > MAX_QUERY_CHARS:
         cleaned = cleaned[:MAX_QUERY_CHARS]
@@ -143,9 +150,10 @@ with nothing before it, or "do you remember" / "last time".
 
 query: a few content words that probably appeared in that chat: names, identifiers, error \
 messages, technical terms. Never meta words (chat, conversation, discuss, remember, yesterday), \
-never a pasted passage. A topic at a time ("the nginx chat in May"): topic in query, time in \
-after/before. A time alone: recent_chats. file: only chats whose agent edited, created or read that \
-file (a path or its end: auth/session.py).
+never a pasted passage. "exact phrase": only chats holding those words in that order; -word: no \
+chat holding the word. Use them when the user quotes words or rules something out. A topic at \
+a time ("the nginx chat in May"): topic in query, time in after/before. A time alone: recent_chats. \
+file: only chats whose agent edited, created or read that file (a path or its end: auth/session.py).
 
 Returns one <chat> block per strong chat, strong matches first. strength='strong': it holds the \
 query's distinctive words or closely matches its meaning. 'weak': only common words or a loose \

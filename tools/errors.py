@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from storage.errors import NotFound, PastchatsError, PastTheEnd
+from storage.errors import AmbiguousUri, NotFound, PastchatsError, PastTheEnd
 from tools.voice import call, said, tool
 
 if TYPE_CHECKING:
@@ -34,6 +34,8 @@ def _tool_error_class() -> type[ToolError]:
 def tool_error_text(exc: PastchatsError) -> str:
     """What the model reads for an expected failure (the stdio front writes it without the SDK); a
     person at the CLI reads the same, with commands where the model is offered calls."""
+    if isinstance(exc, AmbiguousUri):
+        return f"{exc}. Pass more of the uri, or one of them whole, e.g. {call('read_chat', uri=exc.candidates[0])}."
     if isinstance(exc, NotFound):
         return f"{exc}. Use a uri exactly as {tool('conversation_search')} or {tool('recent_chats')} gives it."
     if isinstance(exc, PastTheEnd):

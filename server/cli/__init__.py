@@ -24,7 +24,7 @@ __all__ = ["cli", "main"]
 # The order a newcomer meets the commands in, as `pastchats --help` lists them.
 SECTIONS: list[tuple[str, list[str]]] = [
     ("Getting started", ["import", "model", "setup", "doctor"]),
-    ("Finding chats", ["search", "recent", "read", "stats", "ui"]),
+    ("Finding chats", ["search", "recent", "read", "resume", "stats", "ui"]),
     ("Keeping the store", ["sync", "reindex", "delete", "forget", "export"]),
     ("Serving", ["serve"]),
     ("Leaving", ["uninstall"]),
@@ -80,13 +80,25 @@ EXAMPLES: dict[str, list[str]] = {
         'pastchats search "trip plan" --after 2w --json',
     ],
     "recent": ["pastchats recent", "pastchats recent -n 10 --after yesterday", "pastchats recent --project work"],
-    "read": ["pastchats read sample-kyoto-trip", "pastchats read sample-kyoto-trip --around 4"],
+    "read": [
+        "pastchats read sample-kyoto-trip",
+        "pastchats read sample-kyoto-trip --around 4",
+        "pastchats read sample-kyo   # the start of a uri, when no other chat's uri starts so",
+    ],
+    "resume": [
+        "pastchats resume claude-code:4f2a   # cd /its/folder && claude --resume 4f2a…",
+        "pastchats resume codex:0199 | sh   # run it",
+    ],
     "stats": ["pastchats stats", "pastchats stats --json"],
     "sync": ["pastchats sync", "pastchats sync --path ~/code/my-repo   # also a repository's Aider history"],
     "reindex": ["pastchats reindex"],
     "delete": ["pastchats delete sample-kyoto-trip"],
     "forget": ["pastchats forget --project work --before 2025-01-01", "pastchats forget --source chatgpt --yes"],
-    "export": ["pastchats export --out chats.jsonl", "pastchats export --project work --format json --out work.json"],
+    "export": [
+        "pastchats export --out chats.jsonl",
+        "pastchats export --project work --format json --out work.json",
+        "pastchats export --format markdown --out notes/   # a markdown file per chat",
+    ],
     "ui": ["pastchats ui", "pastchats ui --no-browser --port 8800   # print the address, open it yourself"],
     "serve": ["pastchats serve", "pastchats serve --transport streamable-http --port 8765"],
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from contextlib import ExitStack
 from datetime import datetime
@@ -273,34 +274,68 @@ def forget(
 
 
 @click.command()
-@click.option("--out", default="-", show_default=True, help="File to write, or - for standard output.")
+@click.option(
+    "--out",
+    default="-",
+    show_default=True,
+    help="File to write, or - for standard output; with --format markdown, a folder (existing, or ending "
+    "in /) gets one file per chat.",
+)
 @click.option("--project", help=PROJECT_HELP)
 @click.option("--source", help="Only chats from this source.")
-@click.option("--format", "format_", type=click.Choice(["jsonl", "json"]), default="jsonl", show_default=True)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["jsonl", "json", "markdown"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl and json: the plain format, which `pastchats import` reads back; markdown: to read.",
+)
 @click.pass_context
 def export(
-    ctx: click.Context, out: str, project: str | None, source: str | None, format_: Literal["jsonl", "json"]
+    ctx: click.Context,
+    out: str,
+    project: str | None,
+    source: str | None,
+    format_: Literal["jsonl", "json", "markdown"],
 ) -> None:
-    """Write chats in the plain pastchats format; `pastchats import` reads it back unchanged."""
-    from storage.reads.export import plain_record, write_records
+    """Write chats in the plain pastchats format (`pastchats import` reads it back unchanged), or as markdown."""
+    from storage.reads.export import markdown, markdown_name, plain_record, write_records
 
     settings = make_settings(ctx)
     with opened(settings, "read") as library:
         projects, source = known_names(library, project=project, source=source)
-        records = (
-            plain_record(chat)
+        chats = (
+            chat
             for spelling in projects or [None]
             for chat in library.iter_conversations(project=spelling, source=source)
         )
-        if out == "-":
-            count = write_records(sys.stdout, records, format_)
-        else:
-            try:
-                # a new file is owner-only, like the store it comes from; an existing one keeps its mode
-                with open(out, "w", encoding="utf-8", opener=open_private) as handle:
-                    count = write_records(handle, records, format_)
-            except OSError as exc:
-                raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
+        count = 0
+        try:
+            if format_ == "markdown" and out != "-" and (out.endswith(("/", os.sep)) or Path(out).is_dir()):
+                folder = Path(out)
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                taken = {p.name.casefold() for p in folder.iterdir()}
+                for chat in chats:
+                    with open(folder / markdown_name(chat.id, taken), "w", encoding="utf-8", opener=open_private) as f:
+                        f.write(markdown(chat))
+                    count += 1
+            else:
+                with ExitStack() as stack:
+                    # a new file is owner-only, like the store it comes from; an existing one keeps its mode
+                    handle = (
+                        sys.stdout
+                        if out == "-"
+                        else stack.enter_context(open(out, "w", encoding="utf-8", opener=open_private))
+                    )
+                    if format_ == "markdown":
+                        for chat in chats:
+                            handle.write(("\n" if count else "") + markdown(chat))
+                            count += 1
+                    else:
+                        count = write_records(handle, (plain_record(chat) for chat in chats), format_)
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
     click.echo(f"Exported {count} chat(s) to {'standard output' if out == '-' else out}.", err=True)
 
 

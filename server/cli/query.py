@@ -1,5 +1,6 @@
-"""`pastchats search | recent | read | stats`: the store queried as the MCP tools query it, with the
-tools' own text (or their structured result with `--json`) and their error messages."""
+"""`pastchats search | recent | read | resume | stats`: the store queried as the MCP tools query it, with
+the tools' own text (or their structured result with `--json`) and their error messages; `resume`, the
+command that continues a chat's session in the agent it came from."""
 
 from __future__ import annotations
 
@@ -134,6 +135,37 @@ def read(ctx: click.Context, uri: str, offset: int, limit: int, around: str | No
 
 
 @click.command()
+@click.argument("uri")
+@click.pass_context
+def resume(ctx: click.Context, uri: str) -> None:
+    """Print the command that continues a chat's session in the agent it came from, in its folder.
+
+    URI as a result shows it, or its start. It says so when the agent has no such command.
+    """
+    import shlex
+
+    from server.services.resume import resume_command
+    from storage.errors import AmbiguousUri, NotFound
+
+    settings = make_settings(ctx)
+    with opened(settings, "read") as library:
+        try:
+            found = resume_command(library, uri)
+        except AmbiguousUri as exc:
+            whole = shlex.quote(exc.candidates[0])
+            raise click.ClickException(f"{exc}. Pass more of it, or one whole: pastchats resume {whole}") from None
+        except NotFound as exc:
+            raise click.ClickException(
+                f"{exc}. Find the chat's uri with `pastchats search WORDS` or `pastchats recent`."
+            ) from None
+    if found.command is None:
+        raise click.ClickException(f"{found.reason}. Read the chat instead: pastchats read {shlex.quote(found.uri)}")
+    if found.folder is None:
+        click.echo(f"{found.uri} recorded no folder: run this in the session's project folder.", err=True)
+    click.echo(found.command)
+
+
+@click.command()
 @json_option
 @click.pass_context
 def stats(ctx: click.Context, as_json: bool) -> None:
@@ -144,4 +176,4 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     click.echo(text)
 
 
-COMMANDS: list[click.Command] = [search, recent, read, stats]
+COMMANDS: list[click.Command] = [search, recent, read, resume, stats]

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from server.ui.markup import Html, h, join, link, outside_link, when
 from server.ui.rendering import render, render_tool_message
+from storage.query.grammar import parse, plain_words
 from storage.reads.listing import folder_name
 from storage.reads.results import ChatHit, ShownMessage
 
@@ -36,10 +37,15 @@ def chat_facts(hit: ChatHit) -> Html:
 
 
 def query_terms(query: str | None) -> re.Pattern[str] | None:
-    words = sorted({w for w in re.findall(r"\w+", query or "") if len(w) > 1}, key=len, reverse=True)
-    if not words:
+    """What to mark of the query (`storage.query.grammar`): its words outside quotes, each quoted phrase
+    whole, never an excluded word."""
+    parsed = parse(query or "")
+    words = {w for w in re.findall(r"\w+", parsed.loose) if len(w) > 1}
+    phrases = {r"\W+".join(map(re.escape, plain_words(p))) for p in parsed.phrases}
+    patterns = sorted(phrases | {re.escape(w) for w in words}, key=len, reverse=True)
+    if not patterns:
         return None
-    return re.compile("(" + "|".join(rf"\b{re.escape(w)}" for w in words) + ")", re.IGNORECASE)
+    return re.compile("(" + "|".join(rf"\b{p}" for p in patterns) + ")", re.IGNORECASE)
 
 
 def message(

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import tantivy
 
+from storage.query.grammar import parse, plain_words
+
 MAX_QUERY_CHARS = 1000
 MAX_KEYWORD_TERMS = 32
 
@@ -117,6 +119,22 @@ class AnalysedQuery:
     # std::vector): not words joined by hyphens, which it reads as words ("self-hosted").
     code: bool = False
     meta_only: bool = False  # nothing but meta and stop words ("what did we discuss yesterday")
+    # The grammar (`storage.query.grammar`): each quoted phrase as typed, as stemmed tokens (what the index
+    # matches) and as plain words (what a text is checked for); the stems only the phrases hold (they
+    # count as matched only as a phrase); each excluded word or phrase as typed and as stemmed tokens.
+    quoted: tuple[str, ...] = ()
+    required: tuple[tuple[str, ...], ...] = ()
+    required_words: tuple[tuple[str, ...], ...] = ()
+    phrase_terms: frozenset[str] = frozenset()
+    excluded_words: tuple[str, ...] = ()
+    excluded: tuple[tuple[str, ...], ...] = ()
+    notes: tuple[str, ...] = ()  # what the grammar did that the query may not have meant
+    only_excluded: bool = False  # nothing to search for, only what to leave out
+
+    @property
+    def grammar(self) -> bool:
+        """Whether the query asks for a phrase or leaves something out."""
+        return bool(self.required or self.excluded)
 
     @property
     def is_empty(self) -> bool:
@@ -124,7 +142,8 @@ class AnalysedQuery:
 
 
 def analyse(query: str) -> AnalysedQuery:
-    text = " ".join(query.replace("\x00", " ").split())[:MAX_QUERY_CHARS]
+    parsed = parse(query.replace("\x00", " ")[: MAX_QUERY_CHARS * 2])
+    text = parsed.text[:MAX_QUERY_CHARS]
     asked = _META_PHRASES.sub(" ", text)
     words = list(_PLAIN.analyze(asked)) or list(_PLAIN.analyze(text))
     asked = asked if words else text
@@ -151,13 +170,28 @@ def analyse(query: str) -> AnalysedQuery:
     code_word = any(_CODE_WORD.search(word) for word in text.split())
     identifier = bool(phrases) or code_word
     code = code_word or any(not _HYPHENATED_WORDS.fullmatch(name) for name in identifiers)
+    quoted = [(p, tuple(stem_tokens(p)), tuple(plain_words(p))) for p in parsed.phrases[:8]]
+    quoted = [q for q in quoted if q[1]]  # a phrase of only words the index leaves out asks for nothing
+    for _typed, tokens, _words in quoted:  # a phrase ranks as an identifier does, word for word
+        if len(tokens) > 1 and tokens not in phrases:
+            phrases.append(tokens)
+    loose = set(stem_tokens(parsed.loose)) if quoted else set()
+    excluded = [(w, tuple(stem_tokens(w))) for w in parsed.excluded[:MAX_KEYWORD_TERMS]]
     return AnalysedQuery(
         text=text,
         terms=tuple(terms[:MAX_KEYWORD_TERMS]),
         words=tuple(term_words[:MAX_KEYWORD_TERMS]),
-        phrases=tuple(phrases[:8]),
+        phrases=tuple(phrases[: 8 + len(quoted)]),
         has_identifier=identifier,
         identifiers=tuple(identifiers[:8]),
         code=code,
         meta_only=meta_only,
+        quoted=tuple(q[0] for q in quoted),
+        required=tuple(q[1] for q in quoted),
+        required_words=tuple(q[2] for q in quoted),
+        phrase_terms=frozenset(t for q in quoted for t in q[1]) - loose,
+        excluded_words=tuple(w for w, tokens in excluded if tokens),
+        excluded=tuple(tokens for _w, tokens in excluded if tokens),
+        notes=parsed.notes,
+        only_excluded=parsed.only_excluded,
     )

@@ -1,4 +1,5 @@
-"""`pastchats export`: the store's conversations in the plain pastchats format (docs/formats.md).
+"""`pastchats export`: the store's conversations in the plain pastchats format (docs/formats.md), or as
+markdown to read (`markdown`).
 
 Importing an export into a fresh store gives back the same conversations: ids, titles, times,
 projects, urls, sources and messages (ids, roles, texts, times). JSON Lines writes one conversation
@@ -8,7 +9,10 @@ per line; JSON writes `{"conversations": [...]}`. Both are streamed: the store i
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
+
+from storage.times import iso_z
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -74,3 +78,80 @@ def write_records(out: TextIO, records: Iterable[dict[str, Any]], format: Export
     if format == "json":
         out.write("\n]}\n")
     return count
+
+
+# ---- markdown: for people to read, not to import back ------------------------------------------
+
+# A line an importer wrote for a tool call (`importers._common.summarise_tool_call`).
+_TOOL_CALL = re.compile(r"\[tool [^\]\n]*\]?")
+# What YAML may not hold as it is, or reads as a line break, in a double-quoted scalar: escaped.
+_NOT_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def yaml_string(value: str) -> str:
+    """`value` as a YAML double-quoted scalar: a JSON string is one, once the characters YAML reads
+    otherwise are escaped (a title with a colon, a quote or a line break stays one value)."""
+    text = json.dumps(_LONE_SURROGATE.sub("\ufffd", value), ensure_ascii=False)
+    return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def markdown_name(conversation_id: str, taken: set[str]) -> str:
+    """A file name for a chat's markdown: its id with what a file system may refuse replaced, unique
+    among `taken` (compared case-insensitively, as macOS and Windows compare names)."""
+    stem = re.sub(r"[^\w.-]+", "_", conversation_id).strip("._")[:120] or "chat"
+    name, n = f"{stem}.md", 1
+    while name.casefold() in taken:
+        n += 1
+        name = f"{stem}-{n}.md"
+    taken.add(name.casefold())
+    return name
+
+
+def markdown(conversation: Conversation) -> str:
+    """One chat as markdown: YAML front matter (title, source, project, dates, uri), then each message
+    under a heading naming its role and time, its text as stored (redacted as stored). Tool output, and
+    an assistant's message of only tool calls, are collapsed `<details>` blocks, the text fenced."""
+    front = {
+        "title": conversation.title,
+        "source": conversation.source,
+        "project": conversation.project,
+        "created": iso_z(conversation.created_at),
+        "updated": iso_z(conversation.updated_at),
+        "uri": conversation.id,
+        "url": conversation.url,
+        "messages": len(conversation.messages),
+    }
+    lines = ["---"]
+    for key, value in front.items():
+        if isinstance(value, int):
+            lines.append(f"{key}: {value}")
+        elif value is not None:
+            lines.append(f"{key}: {yaml_string(value)}")
+    lines += ["---", "", f"# {_one_line(conversation.title) or conversation.id}", ""]
+    for message in conversation.messages:
+        when = f" · {iso_z(message.created_at)}" if message.created_at is not None else ""
+        lines += [f"## {message.index + 1}. {message.role}{when}", ""]
+        text = _LONE_SURROGATE.sub("\ufffd", message.text)
+        if message.role == "tool" or (message.role == "assistant" and _only_tool_calls(text)):
+            label = "tool output" if message.role == "tool" else "tool calls"
+            lines += [f"<details><summary>{label}</summary>", "", *_fenced(text), "", "</details>", ""]
+        else:
+            lines += [text, ""]
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _only_tool_calls(text: str) -> bool:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(_TOOL_CALL.fullmatch(line) for line in lines)
+
+
+def _fenced(text: str) -> list[str]:
+    """`text` in a code block whose fence is longer than any run of backticks in it: shown as it is."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", text, fence]

@@ -43,6 +43,10 @@ class Hiding:
     def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]:
         return self.store.metas([cid for cid in ids if cid not in self.hidden])
 
+    def ids_starting(self, prefix: str, limit: int) -> list[str]:
+        found = self.store.ids_starting(prefix, limit + len(self.hidden))
+        return [cid for cid in found if cid not in self.hidden][:limit]
+
     def message_windows(self, windows: dict[str, list[tuple[int, int]]]) -> dict[str, list[Message]]:
         return self.store.message_windows({cid: w for cid, w in windows.items() if cid not in self.hidden})
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from storage.errors import NotFound, PastTheEnd, UnknownMessage
+from storage.errors import AmbiguousUri, NotFound, PastTheEnd, UnknownMessage
 from storage.reads.chat_meta import chat_hit, shown
 from storage.reads.results import ChatPage
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     class PageSource(Protocol):
         def metas(self, ids: Sequence[str]) -> dict[str, ConversationMeta]: ...
+        def ids_starting(self, prefix: str, limit: int) -> list[str]: ...
         def message_range(self, conversation_id: str, first: int, last: int) -> list[Message]: ...
         def message_position(self, conversation_id: str, message_id: str) -> int | None: ...
         def message_spans(self, ids: Sequence[str]) -> dict[str, tuple[datetime, datetime]]: ...
@@ -60,13 +61,24 @@ def candidates(uri: str) -> list[str]:
     return list(dict.fromkeys([uri, html.unescape(uri)]))
 
 
+# How many chats an ambiguous shortened uri names in its error.
+SHOWN_CANDIDATES = 8
+
+
 def meta_for(source: PageSource, uri: str) -> ConversationMeta:
-    """The chat a uri names (`candidates`); NotFound when none."""
+    """The chat a uri names (`candidates`), or the one chat whose uri it starts (`ids_starting`: a uri
+    shortened as people shorten commit hashes); AmbiguousUri when it starts several, NotFound when none."""
     tried = candidates(uri)
     metas = source.metas(tried)
     for candidate in tried:
         if candidate in metas:
             return metas[candidate]
+    for candidate in tried:
+        started = source.ids_starting(candidate, SHOWN_CANDIDATES + 1)
+        if len(started) > 1:
+            raise AmbiguousUri(uri, started[:SHOWN_CANDIDATES], more=len(started) > SHOWN_CANDIDATES)
+        if started and (found := source.metas(started)):
+            return found[started[0]]
     raise not_found(uri)
 
 

@@ -38,9 +38,12 @@ from storage.search.legs import (
     VECTOR_OVERFETCH,
     Legs,
     add_titles,
+    grammar_kept,
+    holds_phrases,
     keyword_leg,
     member_window_leg,
     vector_leg,
+    without_chats,
 )
 from storage.search.shown import RankedUnit
 from storage.stores.keyword_index import KeywordIndex
@@ -54,6 +57,10 @@ MORE_CHATS = 5  # strong chats beyond those shown that a result names
 # Why a weak chat is strong when it joins a strong chat on the same question that it is newer than.
 NEWER_WORD = "newer than a strong chat on the same question"
 NO_FILTERS = Filters()
+# A query of only exclusions (-word) has nothing to rank: said with the empty result.
+ONLY_EXCLUDED = (
+    "The query only says what to leave out (-word): add a word or a \"phrase\" to search for, e.g. 'deploy -docker'."
+)
 
 # Query embedding and the vector leg, beside the keyword leg (`SearchEngine._legs`).
 _WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pastchats-vector-leg")
@@ -77,6 +84,7 @@ class Ranking:
     weights: TermWeights
     # Units some leg found on their own (not only through a window around them): the ones shown.
     direct: frozenset[str] = frozenset()
+    notes: tuple[str, ...] = ()  # what the query's grammar did that it may not have meant
 
 
 class SearchEngine:
@@ -110,8 +118,9 @@ class SearchEngine:
         """Both legs, fused, with the evidence every chat in either leg gave."""
         mode, _ = self.effective_mode(mode)
         analysed = analyse(query)
+        notes = analysed.notes + ((ONLY_EXCLUDED,) if analysed.only_excluded else ())
         if analysed.is_empty:
-            return Ranking([], {}, {}, TermWeights({}), frozenset())
+            return Ranking([], {}, {}, TermWeights({}), frozenset(), notes)
         legs = self._legs(analysed, max(limit, LEG_DEPTH), mode, filters, fusion)
         units = {hit.chunk_id: hit for leg in legs.messages for hit in leg.hits}
         direct = frozenset(units)
@@ -120,7 +129,7 @@ class SearchEngine:
             fused = window_boost(fused, units, legs.windows, fusion.window_weight, fusion.k)
         if fusion.chat_boost:
             fused = chat_boost(fused, units, fusion.chat_boost)
-        return Ranking(fused, units, legs.evidence, legs.weights, direct)
+        return Ranking(fused, units, legs.evidence, legs.weights, direct, notes)
 
     def _legs(self, analysed: AnalysedQuery, depth: int, mode: SearchMode, filters: Filters, fusion: Fusion) -> Legs:
         """Both legs at once: the model runs without the GIL, so the query is embedded (and the vector leg
@@ -136,8 +145,13 @@ class SearchEngine:
         if mode in ("hybrid", "keyword"):
             keyword_leg(self.keywords, reader, legs, analysed, depth, filters, fusion, self._titles)
         if vector is not None:
-            vector_leg(legs, vector.result(), depth, fusion)
+            hits = vector.result()
+            if analysed.grammar:  # only what holds every quoted phrase and no excluded word
+                hits = grammar_kept(self.keywords, reader, hits, analysed)
+            vector_leg(legs, hits, depth, fusion)
             add_titles(legs, list(legs.evidence), self._titles)  # the chats only the vector leg found
+        if analysed.excluded:  # no chat holding an excluded word anywhere, whichever unit was found
+            without_chats(legs, self.keywords.chats_holding(legs.evidence, analysed.excluded, reader))
         if legs.member_windows:
             member_window_leg(legs, fusion)
         return legs
@@ -219,7 +233,7 @@ class SearchEngine:
                 for cid in others
                 if cid in metas
             ],
-            notes=notes,
+            notes=notes + list(ranking.notes),
         )
 
     def _latest_first(
@@ -300,8 +314,12 @@ class SearchEngine:
             by_index = {m.index: m for m in messages.get(cid, [])}
 
             def meant(message: Message, chat: str = cid) -> bool:
-                """Whether a message itself holds a query word, or is related in meaning to the query."""
-                if not weights.present(message.text).isdisjoint(weights.weights):
+                """Whether a message itself holds a query word (a quoted one only in its phrase), or is
+                related in meaning to the query."""
+                held = weights.present(message.text).intersection(weights.weights)
+                if held - weights.phrase_terms:
+                    return True
+                if weights.quoted_words and any(holds_phrases(message.text, (w,)) for w in weights.quoted_words):
                     return True
                 unit = ranking.units.get(message_chunk_id(chat, message.index))
                 return unit is not None and (unit.similarity or 0.0) >= RELATED_MEANING

@@ -17,6 +17,7 @@ from typing import Any
 from storage.evidence import ChatEvidence, TermWeights, keyword_factor
 from storage.query.analysis import AnalysedQuery
 from storage.query.filters import Filters
+from storage.query.grammar import holds_phrase
 from storage.search.fusion import (
     READ_WEIGHT,
     WINDOW_SIMILARITY_POWER,
@@ -92,6 +93,9 @@ def keyword_leg(
     found_edited = keywords.find_touched(analysed, depth, filters, reader, edited=True)
     found_touched = keywords.find_touched(analysed, depth, filters, reader, edited=False)
     hits = keywords.read([address for _, address in scored], reader)
+    if analysed.required:  # the index matched the phrases' stems in order: each hit must hold their words
+        kept = [i for i, hit in enumerate(hits) if holds_phrases(hit.text or "", analysed.required_words)]
+        hits, scored = [hits[i] for i in kept], [scored[i] for i in kept]
     add_titles(legs, {hit.conversation_id for hit in hits}, titles)
     factors: dict[str, float] = {}
     presents: list[set[str]] = []
@@ -113,11 +117,16 @@ def keyword_leg(
     ranked = [hit for hit in hits if not hit.tool] + [hit for hit in hits if hit.tool]
     legs.messages.append(Leg(ranked, legs.keyword_weight, factors))
     exact = [hit for hit in keywords.read(found_exact, reader) if not hit.tool]
+    exact = [hit for hit in exact if holds_phrases(hit.text or "", analysed.required_words)]
     typed = [name.casefold() for name in analysed.identifiers]
     for hit in exact:  # the phrase may join its words otherwise ("per hour" for per-hour): not word for word
         text = (hit.text or "").casefold()
         if any(name in text for name in typed):
             legs.chat(hit.conversation_id).add(exact=True)
+    if analysed.required:  # what the user or the assistant wrote holds every quoted phrase
+        for hit in hits:
+            if not hit.tool:
+                legs.chat(hit.conversation_id).add(exact=True)
     if exact:  # chunks holding an identifier word for word rank as a list of their own
         legs.messages.append(Leg(exact, 1.0))
     # The messages that touched what the query names, as lists of their own: edits at a keyword list's
@@ -134,6 +143,32 @@ def keyword_leg(
         legs.member_windows = member_windows(
             [hits[i] for i in written], [scored[i][0] for i in written], [presents[i] for i in written]
         )
+
+
+def holds_phrases(text: str, phrases: tuple[tuple[str, ...], ...]) -> bool:
+    """Whether `text` holds every quoted phrase's words one after another (`grammar.holds_phrase`)."""
+    return all(holds_phrase(text, words) for words in phrases)
+
+
+def grammar_kept(keywords: KeywordIndex, reader: Any, hits: list[UnitHit], analysed: AnalysedQuery) -> list[UnitHit]:
+    """The vector leg's hits that hold every quoted phrase (word for word) and no excluded word."""
+    texts = keywords.holding([hit.chunk_id for hit in hits], analysed, reader)
+    return [
+        hit for hit in hits if hit.chunk_id in texts and holds_phrases(texts[hit.chunk_id], analysed.required_words)
+    ]
+
+
+def without_chats(legs: Legs, chats: set[str]) -> None:
+    """Every unit of these chats out of the legs, and their evidence (a chat holding an excluded word)."""
+    if not chats:
+        return
+    legs.messages = [
+        leg._replace(hits=[h for h in leg.hits if h.conversation_id not in chats]) for leg in legs.messages
+    ]
+    legs.windows = [leg._replace(hits=[h for h in leg.hits if h.conversation_id not in chats]) for leg in legs.windows]
+    legs.member_windows = [window for window in legs.member_windows if window[0] not in chats]
+    for cid in chats:
+        legs.evidence.pop(cid, None)
 
 
 def vector_leg(legs: Legs, hits: list[UnitHit], depth: int, fusion: Fusion) -> None:

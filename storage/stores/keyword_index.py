@@ -180,7 +180,62 @@ class KeywordIndex:
             should.append(
                 (Occur.Should, Q.boost_query(Q.phrase_query(self.schema, "text", list(phrase)), PHRASE_BOOST))
             )
+        for phrase in query.required:  # a quoted word the terms leave out (a stop word) still ranks
+            if len(phrase) == 1 and phrase[0] not in query.terms:
+                should.append((Occur.Should, Q.term_query(self.schema, "text", phrase[0])))
         return Q.boolean_query(should)
+
+    def _held(self, tokens: tuple[str, ...], fields: tuple[str, ...] = ("text",)) -> Any:
+        """Documents holding these (analysed) tokens one after another, in any of `fields`."""
+        Q = tantivy.Query
+        queries = [
+            Q.term_query(self.schema, name, tokens[0])
+            if len(tokens) == 1
+            else Q.phrase_query(self.schema, name, list(tokens))
+            for name in fields
+        ]
+        return queries[0] if len(queries) == 1 else Q.boolean_query([(tantivy.Occur.Should, q) for q in queries])
+
+    def _grammar(self, query: AnalysedQuery) -> list[tuple[Any, Any]]:
+        """The grammar's clauses: every quoted phrase held, no excluded word in the text or the title."""
+        Occur = tantivy.Occur
+        clauses = [(Occur.Must, self._held(tokens)) for tokens in query.required]
+        return clauses + [(Occur.MustNot, self._held(tokens, ("text", "title"))) for tokens in query.excluded]
+
+    def holding(self, chunk_ids: Iterable[str], query: AnalysedQuery, searcher: Any = None) -> dict[str, str]:
+        """Of these units (messages or windows), those holding every quoted phrase and no excluded word,
+        with their stored text (to check the phrase word for word): the vector leg's hits, kept to what
+        the grammar asks."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return {}
+        Q, Occur = tantivy.Query, tantivy.Occur
+        ids = Q.boolean_query([(Occur.Should, Q.term_query(self.schema, "chunk_id", cid)) for cid in wanted])
+        searcher = self.reader() if searcher is None else searcher
+        found = searcher.search(Q.boolean_query([(Occur.Must, ids), *self._grammar(query)]), len(wanted)).hits
+        out = {}
+        for _score, address in found:
+            doc = searcher.doc(address).to_dict()
+            out[doc["chunk_id"][0]] = _text(doc)
+        return out
+
+    def chats_holding(
+        self, chat_ids: Iterable[str], excluded: tuple[tuple[str, ...], ...], searcher: Any = None
+    ) -> set[str]:
+        """Of these chats, those with an excluded word or phrase anywhere: in any passage (tool output
+        too) or the title. One search a chat, each stopping at its first document."""
+        if not excluded:
+            return set()
+        Q, Occur = tantivy.Query, tantivy.Occur
+        searcher = self.reader() if searcher is None else searcher
+        words = [(Occur.Should, self._held(tokens, ("text", "title"))) for tokens in excluded]
+        anywhere = words[0][1] if len(words) == 1 else Q.boolean_query(words)
+        holding = set()
+        for cid in dict.fromkeys(chat_ids):
+            chat = Q.term_query(self.schema, "conversation_id", cid)
+            if searcher.search(Q.boolean_query([(Occur.Must, chat), (Occur.Must, anywhere)]), 1).hits:
+                holding.add(cid)
+        return holding
 
     def find_scored(
         self,
@@ -191,9 +246,9 @@ class KeywordIndex:
     ) -> list[tuple[float, Any]]:
         """The best messages' addresses with their BM25 scores: (score, address), best first (`read`
         reads them)."""
-        if not query.terms:
+        if not query.terms and not query.required:
             return []
-        return self._run(self._query(query), limit, filters, searcher)
+        return self._run(self._query(query), limit, filters, searcher, self._grammar(query))
 
     def find_touched(
         self, query: AnalysedQuery, limit: int, filters: Filters, searcher: Any = None, *, edited: bool
@@ -216,7 +271,8 @@ class KeywordIndex:
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
         phrases = [(Occur.Should, Q.phrase_query(self.schema, "text", list(p))) for p in query.phrases]
-        return [address for _score, address in self._run(Q.boolean_query(phrases), limit, filters, searcher)]
+        found = self._run(Q.boolean_query(phrases), limit, filters, searcher, self._grammar(query))
+        return [address for _score, address in found]
 
     def read(self, addresses: list[Any], searcher: Any) -> list[UnitHit]:
         """The units at these addresses (found with the same searcher), in their order."""
@@ -252,10 +308,18 @@ class KeywordIndex:
             out[doc["chunk_id"][0]] = _text(doc)
         return out
 
-    def _run(self, query: Any, limit: int, filters: Filters, searcher: Any = None) -> list[tuple[float, Any]]:
-        """The best messages matching `query` and the filters (windows are indexed too, never searched)."""
+    def _run(
+        self,
+        query: Any,
+        limit: int,
+        filters: Filters,
+        searcher: Any = None,
+        grammar: list[tuple[Any, Any]] | None = None,
+    ) -> list[tuple[float, Any]]:
+        """The best messages matching `query`, the grammar's clauses and the filters (windows are indexed
+        too, never searched)."""
         Occur = tantivy.Occur
-        clauses: list[tuple[Any, Any]] = [(Occur.Must, query)]
+        clauses: list[tuple[Any, Any]] = [(Occur.Must, query), *(grammar or [])]
         clauses.append((Occur.Must, tantivy.Query.term_query(self.schema, "kind", MESSAGE)))
         clauses += [(Occur.Must, q) for q in self._filter_queries(filters)]
         searcher = self.reader() if searcher is None else searcher

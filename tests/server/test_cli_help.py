@@ -36,7 +36,7 @@ def test_the_commands_are_listed_in_the_order_a_newcomer_uses_them() -> None:
     assert sections[-5:] == ["Getting started:", "Finding chats:", "Keeping the store:", "Serving:", "Leaving:"]
     listed = [line.split()[0] for line in text.split("Getting started:")[1].splitlines() if line.startswith("  ")]
     assert listed[:4] == ["import", "model", "setup", "doctor"]
-    assert listed[4:8] == ["search", "recent", "read", "stats"]
+    assert listed[4:9] == ["search", "recent", "read", "resume", "stats"]
     assert "Delete chats by uri (as search and recent show them) from every index and the archive." in text
     assert "...\n" not in text.split("Getting started:")[1]
     assert "_PASTCHATS_COMPLETE=bash_source pastchats" in " ".join(text.split())

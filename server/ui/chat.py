@@ -1,13 +1,15 @@
 """A chat's whole conversation, a page of messages at a time, with roles, times, everything known of
-the chat (the project's whole path, its id) and the link back."""
+the chat (the project's whole path, its id, the link back), the command that resumes it in its agent
+and the files and commands its tool calls touched."""
 
 from __future__ import annotations
 
+from server.services.resume import resume_command
 from server.ui.context import Context, number, text
 from server.ui.markup import Html, esc, h, join, link, notice, outside_link, when
 from server.ui.parts import message
 from storage.errors import NotFound, UnknownMessage
-from storage.reads.results import ChatHit
+from storage.reads.results import ChatHit, touched_groups
 
 PAGE = 50  # messages a page shows
 
@@ -28,8 +30,8 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
     body = join(
         [
             _facts(hit),
-            # The files this chat touched and the command that resumes it in its agent go here, beside the
-            # facts, once the store records them.
+            _touched(hit),
+            _resume(ctx, hit),
             actions,
             pager,
             h('<div class="conversation">{}</div>', join(message(m) for m in page.messages)),
@@ -57,6 +59,57 @@ def _facts(hit: ChatHit) -> Html:
         rows.append(("Original", h("<code>{}</code>", hit.url)))  # a file, not a link from a web page
     listed = join(h("<div><dt>{}</dt><dd>{}</dd></div>", name, value) for name, value in rows)
     return h('<dl class="facts about">{}</dl>', listed)
+
+
+def _resume(ctx: Context, hit: ChatHit) -> Html:
+    """The agent's own command that continues this session in its folder (as `pastchats resume`), or why
+    there is none."""
+    resume = resume_command(ctx.library, hit.uri)
+    if resume.command is None:
+        return h('<p class="resume none">Resume: {}.</p>', resume.reason or "no command known")
+    return h(
+        '<section class="resume"><h2 class="section">Resume</h2>'
+        '<p class="facts">Continue this session in {}, in its folder:</p><pre><code>{}</code></pre></section>',
+        resume.source,
+        resume.command,
+    )
+
+
+TOUCHED = (("edited", "Edited"), ("read", "Read"), ("ran", "Ran"))
+
+
+def _touched(hit: ChatHit) -> Html:
+    """The files its agent's tool calls edited (or created) and read and the commands they ran, paths
+    inside the chat's project named from it (the whole path on hover)."""
+    groups = touched_groups(hit.touched)
+    totals = hit.touched_totals or {}
+    rows = []
+    for group, label in TOUCHED:
+        if not groups[group]:
+            continue
+        items = join(
+            h('<li><code title="{}">{}</code></li>', item, item if group == "ran" else _in_project(item, hit.project))
+            for item in groups[group]
+        )
+        more = totals.get(group, len(groups[group])) - len(groups[group])
+        rest = h('<li class="more">and {} more</li>', more) if more > 0 else Html("")
+        rows.append(h('<div><dt>{}</dt><dd><ul class="touched">{}{}</ul></dd></div>', label, items, rest))
+    if not rows:
+        return Html("")
+    return h(
+        '<section class="files"><h2 class="section">Files and commands</h2><dl class="facts">{}</dl></section>',
+        join(rows),
+    )
+
+
+def _in_project(path: str, project: str | None) -> str:
+    """`auth/session.py` for /home/ana/shop/auth/session.py in project /home/ana/shop; else the path."""
+    if project:
+        for separator in ("/", "\\"):
+            folder = project.rstrip(separator) + separator
+            if path.startswith(folder) and len(path) > len(folder):
+                return path[len(folder) :]
+    return path
 
 
 def _pager(uri: str, offset: int, next_offset: int | None, first: int, last: int, total: int) -> Html:

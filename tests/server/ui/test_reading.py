@@ -1,6 +1,7 @@
 """What the page says and shows, over plain HTTP on a real store: a search says what it found (nothing,
 strong chats, weak ones apart), chat text reads as Markdown with nothing of it run, tool calls folded,
-secrets' placeholders shown as such, projects by their short name, the shortcuts on every page."""
+secrets' placeholders shown as such, projects by their short name, the shortcuts on every page, and a
+chat's files touched and resume command."""
 
 from __future__ import annotations
 
@@ -106,3 +107,17 @@ def test_a_confirmation_keeps_cancel_apart_from_the_destructive_button(client: T
     ) in confirm
     forget = client.get("/forget?source=codex").text
     assert '<div class="choices"><a class="button" href="/forget">Cancel</a>' in forget
+
+
+def test_a_chat_shows_the_files_its_agent_touched_and_how_to_resume_it(client: TestClient) -> None:
+    page = client.get(AGENT_CHAT).text
+    assert (
+        '<section class="files"><h2 class="section">Files and commands</h2><dl class="facts"><div><dt>Read</dt>'
+        '<dd><ul class="touched"><li><code title="/home/ana/src/vite/vite.config.ts">vite.config.ts</code></li>'
+    ) in page
+    assert (
+        "<pre><code>cd /home/ana/src/vite &amp;&amp; claude --resume 3c1e5f70-0a1b-4c2d-8e3f-4a5b6c7d8e01</code></pre>"
+    ) in page
+    plain = client.get("/chat?uri=bread").text
+    assert '<section class="files">' not in plain  # nothing touched: no section
+    assert '<p class="resume none">Resume: pastchats has no command that continues a past session' in plain

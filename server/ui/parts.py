@@ -48,13 +48,11 @@ def query_terms(query: str | None) -> re.Pattern[str] | None:
     return re.compile("(" + "|".join(rf"\b{p}" for p in patterns) + ")", re.IGNORECASE)
 
 
-def message(
-    m: ShownMessage, *, terms: re.Pattern[str] | None = None, limit: int | None = None, matched: bool | None = None
-) -> Html:
+def message(m: ShownMessage, *, terms: re.Pattern[str] | None = None, limit: int | None = None) -> Html:
     """One message: its number, role and time, its text as Markdown (cut to `limit` characters in a
-    listing); marked as matched where the search matched it (`matched` overrides the message's own flag)."""
+    listing); marked where the search matched it."""
     text = m.text if limit is None or len(m.text) <= limit else m.text[:limit] + " …"
-    hit = m.matched if matched is None else matched
+    hit = m.matched
     shown = render_tool_message(text, terms) if m.role == "tool" else render(text, terms)
     return h(
         '<article class="{}" id="m{}"><header><span class="num">#{}</span> <span class="role">{}</span> {}{}</header>'

@@ -8,6 +8,7 @@ from server.ui.markup import Html, h, join, link, notice
 from server.ui.parts import chat_card, chat_row, chat_rows, date_range, options, query_terms
 from storage.errors import PastchatsError
 from storage.reads.results import SearchResult
+from tools.conversation_search import file_name
 
 MAX_RESULTS = 20  # chats a search page shows; the page has no output budget to share, unlike the tool
 RECENT = 20
@@ -18,23 +19,15 @@ EMPTY = (
 
 
 def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
-    query, project, source = text(params, "q"), text(params, "project"), text(params, "source")
+    query, project, source, file = (text(params, name) for name in ("q", "project", "source", "file"))
     library = ctx.library
-    sources, projects = library.names()
-    form = h(
-        '<form class="search" method="get" action="/" role="search">'
-        '<div class="query"><label for="q">Search</label><input type="search" id="q" name="q" value="{}" autofocus '
-        'placeholder="a few words from the chat: names, terms, errors" accesskey="s">'
-        '<button type="submit">Search</button></div>'
-        '<div class="filters">{}{}{}</div></form>',
-        query or "",
-        options("project", "Project", projects, project),
-        options("source", "Source", sources, source),
-        date_range(params.get("after"), params.get("before")),
-    )
+    names = library.names()
+    form = _form(names, params, query, project, source, file)
+    if query is None and file is not None:  # a file alone: the chats that touched it, found by its name
+        query = file_name(file)
     try:
         after, before = day(params, "after"), day(params, "before")
-        source = stored_source(sources, source)
+        source = stored_source(names[0], source)
         if query is None:
             result = library.recent(n=RECENT, project=project, source=source, after=after, before=before)
             filtered = project or source or after or before
@@ -42,11 +35,36 @@ def render(ctx: Context, params: dict[str, str]) -> tuple[str, Html]:
                 return "Search", join([form, notice("No chat matches these filters." if filtered else EMPTY)])
             return "Search", join([form, h("<h2 class='section'>Latest chats</h2>"), chat_rows(result.chats)])
         found = library.search(
-            query, max_results=MAX_RESULTS, project=project, source=source, after=after, before=before
+            query, max_results=MAX_RESULTS, project=project, source=source, after=after, before=before, file=file
         )
     except PastchatsError as exc:  # an unknown project or source, a date that is not one
         return "Search", join([form, notice(str(exc), "bad")])
     return f"Search: {query}", join([form, join(notice(n) for n in found.notes), results(found, query)])
+
+
+def _form(
+    names: tuple[list[str], list[str]],
+    params: dict[str, str],
+    query: str | None,
+    project: str | None,
+    source: str | None,
+    file: str | None,
+) -> Html:
+    sources, projects = names
+    return h(
+        '<form class="search" method="get" action="/" role="search">'
+        '<div class="query"><label for="q">Search</label><input type="search" id="q" name="q" value="{}" autofocus '
+        'placeholder="a few words from the chat: names, terms, errors" accesskey="s">'
+        '<button type="submit">Search</button></div>'
+        '<div class="filters">{}{}<label>File <input type="text" name="file" value="{}" size="16" '
+        'placeholder="auth/session.py" title="only chats whose agent edited, created or read this file"></label>'
+        "{}</div></form>",
+        query or "",
+        options("project", "Project", projects, project),
+        options("source", "Source", sources, source),
+        file or "",
+        date_range(params.get("after"), params.get("before")),
+    )
 
 
 def results(found: SearchResult, query: str) -> Html:

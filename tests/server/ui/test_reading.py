@@ -121,3 +121,14 @@ def test_a_chat_shows_the_files_its_agent_touched_and_how_to_resume_it(client: T
     plain = client.get("/chat?uri=bread").text
     assert '<section class="files">' not in plain  # nothing touched: no section
     assert '<p class="resume none">Resume: pastchats has no command that continues a past session' in plain
+
+
+def test_a_search_can_be_kept_to_the_chats_that_touched_a_file(client: TestClient) -> None:
+    alone = client.get("/?file=vite.config.ts").text
+    assert "matched <q>vite.config.ts</q></h2>" in alone
+    assert re.findall(r'<section class="chat"><h3><a href="[^"]+">([^<]+)</a>', alone) == [
+        "Vite build sourcemaps disabled"
+    ]
+    assert 'name="file" value="vite.config.ts"' in alone
+    assert "Nginx setup" not in client.get("/?q=nginx+proxy&file=vite.config.ts").text
+    assert "Nginx setup" in client.get("/?q=nginx+proxy").text

@@ -19,7 +19,7 @@ from importers._common import Unusable, check_chat_times, message_time, title_fr
 from importers._files import open_regular
 from importers._json import BrokenJson, Malformed, iter_json_values
 from importers.base import Importer, ImportReport, SourceError
-from storage.models import Conversation, Message, Role, UtcDatetime
+from storage.models import Conversation, Message, Role, Touch, UtcDatetime
 from storage.safe_text import id_problem
 
 ROLE_ALIASES: dict[str, Role] = {
@@ -56,6 +56,7 @@ class _PlainMessage:
     text: str
     id: Annotated[str | None, Field(min_length=1)] = None
     created_at: UtcDatetime | None = None
+    touches: tuple[Touch, ...] = ()
 
     @field_validator("role", mode="before")
     @classmethod
@@ -115,7 +116,9 @@ def _build(raw: _PlainConversation, fallback_time: datetime, report: ImportRepor
     # Each read message is let go as its model is made: a long chat is never held twice over.
     messages = []
     for i, m in enumerate(raw.messages):
-        messages.append(Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=moments[i]))
+        messages.append(
+            Message(id=m.id or f"msg-{i}", index=i, role=m.role, text=m.text, created_at=moments[i], touches=m.touches)
+        )
         raw.messages[i] = None  # type: ignore[call-overload]
     return Conversation(
         id=raw.id,

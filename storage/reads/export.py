@@ -2,7 +2,8 @@
 markdown to read (`markdown`).
 
 Importing an export into a fresh store gives back the same conversations: ids, titles, times,
-projects, urls, sources and messages (ids, roles, texts, times). JSON Lines writes one conversation
+projects, urls, sources and messages (ids, roles, texts, times, and the files and commands their tool
+calls touched). JSON Lines writes one conversation
 per line; JSON writes `{"conversations": [...]}`. Both are streamed: the store is never held in memory.
 """
 
@@ -42,11 +43,15 @@ def plain_record(conversation: Conversation) -> dict[str, Any]:
         "project": data["project"],
         "url": data["url"],
         "source": data["source"],
-        "messages": [
-            {"id": m["id"], "role": m["role"], "text": m["text"], "created_at": m["created_at"]}
-            for m in data["messages"]
-        ],
+        "messages": [_plain_message(m) for m in data["messages"]],
     }
+
+
+def _plain_message(message: dict[str, Any]) -> dict[str, Any]:
+    record = {k: message[k] for k in ("id", "role", "text", "created_at")}
+    if message["touches"]:  # only where a tool call touched something: most messages stay as they were
+        record["touches"] = message["touches"]
+    return record
 
 
 def export(

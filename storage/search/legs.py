@@ -129,15 +129,7 @@ def keyword_leg(
                 legs.chat(hit.conversation_id).add(exact=True)
     if exact:  # chunks holding an identifier word for word rank as a list of their own
         legs.messages.append(Leg(exact, 1.0))
-    # The messages that touched what the query names, as lists of their own: edits at a keyword list's
-    # weight, files read and commands run at less.
-    if found_edited:
-        edits = keywords.read(found_edited, reader)
-        for hit in edits:
-            legs.chat(hit.conversation_id).edited = True
-        legs.messages.append(Leg(edits, legs.keyword_weight))
-    if found_touched:
-        legs.messages.append(Leg(keywords.read(found_touched, reader), legs.keyword_weight * READ_WEIGHT))
+    touched_lists(keywords, reader, legs, found_edited, found_touched)
     if members:
         written = [i for i, hit in enumerate(hits) if not hit.tool]
         legs.member_windows = member_windows(
@@ -169,6 +161,19 @@ def without_chats(legs: Legs, chats: set[str]) -> None:
     legs.member_windows = [window for window in legs.member_windows if window[0] not in chats]
     for cid in chats:
         legs.evidence.pop(cid, None)
+
+
+def touched_lists(keywords: KeywordIndex, reader: Any, legs: Legs, edited: list[Any], touched: list[Any]) -> None:
+    """The messages whose tool calls touched what the query names, as lists of their own (found by
+    `KeywordIndex.find_touched`): those that edited or created it at a keyword list's weight, those that
+    read it or ran it at less; a chat that edited it says so in its evidence."""
+    if edited:
+        edits = keywords.read(edited, reader)
+        for hit in edits:
+            legs.chat(hit.conversation_id).edited = True
+        legs.messages.append(Leg(edits, legs.keyword_weight))
+    if touched:
+        legs.messages.append(Leg(keywords.read(touched, reader), legs.keyword_weight * READ_WEIGHT))
 
 
 def vector_leg(legs: Legs, hits: list[UnitHit], depth: int, fusion: Fusion) -> None:

@@ -92,10 +92,7 @@ def keyword_leg(
     found_exact = keywords.find_phrases(analysed, depth, filters, reader)
     found_edited = keywords.find_touched(analysed, depth, filters, reader, edited=True)
     found_touched = keywords.find_touched(analysed, depth, filters, reader, edited=False)
-    hits = keywords.read([address for _, address in scored], reader)
-    if analysed.required:  # the index matched the phrases' stems in order: each hit must hold their words
-        kept = [i for i, hit in enumerate(hits) if holds_phrases(hit.text or "", analysed.required_words)]
-        hits, scored = [hits[i] for i in kept], [scored[i] for i in kept]
+    hits, scored = phrase_kept(keywords.read([address for _, address in scored], reader), scored, analysed)
     add_titles(legs, {hit.conversation_id for hit in hits}, titles)
     factors: dict[str, float] = {}
     presents: list[set[str]] = []
@@ -135,6 +132,17 @@ def keyword_leg(
         legs.member_windows = member_windows(
             [hits[i] for i in written], [scored[i][0] for i in written], [presents[i] for i in written]
         )
+
+
+def phrase_kept(
+    hits: list[UnitHit], scored: list[tuple[float, Any]], analysed: AnalysedQuery
+) -> tuple[list[UnitHit], list[tuple[float, Any]]]:
+    """The keyword hits (and their scores) that hold every quoted phrase's words: the index matched the
+    phrases' stems in order, each hit must hold their words."""
+    if not analysed.required:
+        return hits, scored
+    kept = [i for i, hit in enumerate(hits) if holds_phrases(hit.text or "", analysed.required_words)]
+    return [hits[i] for i in kept], [scored[i] for i in kept]
 
 
 def holds_phrases(text: str, phrases: tuple[tuple[str, ...], ...]) -> bool:

@@ -72,7 +72,7 @@ def searched(tmp_path_factory: pytest.TempPathFactory, model_cache_dir: Path) ->
         async with Client(server_for(library)) as client:
             view = (await client.read_resource(VIEW)).contents[0]
             found = {}
-            for query in ("nginx jellyfin reverse proxy", "zzqxnomatch", "hostile payload"):
+            for query in ("nginx jellyfin reverse proxy", "zzqxnomatch", "hostile payload", "vite sourcemaps"):
                 result = await client.call_tool("conversation_search", {"query": query, "max_results": 10})
                 found[query] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             return {"view": view, "found": found}
@@ -178,3 +178,10 @@ def test_the_view_runs_nothing_a_chat_holds(browser: WebDriver, tmp_path: Path, 
     assert browser.find_elements(By.CSS_SELECTOR, "img, script:not(:last-of-type), b") == []
     assert browser.find_elements(By.CSS_SELECTOR, "a[href^='javascript']") == []
     browser.switch_to.default_content()
+
+
+@pytest.mark.integration
+def test_the_view_names_the_files_a_chat_touched(browser: WebDriver, tmp_path: Path, searched: dict[str, Any]) -> None:
+    text = shown_in_host(browser, tmp_path, searched, "vite sourcemaps")
+    assert "Vite build sourcemaps disabled\nclaude-code · vite · updated 2025-08-30 · 12 messages" in text
+    assert "\nread vite.config.ts\n" in text

@@ -11,6 +11,7 @@ from server.ui.rendering import render, render_tool_message
 from storage.query.grammar import parse, plain_words
 from storage.reads.listing import folder_name
 from storage.reads.results import ChatHit, ShownMessage
+from tools.render import touched_line
 
 SNIPPET_CHARS = 600  # of a message in a listing; the chat page shows it whole
 
@@ -102,16 +103,18 @@ def chat_card(hit: ChatHit, *, terms: re.Pattern[str] | None = None) -> Html:
     """A strong chat in a result: title (a link to read it, at its best match), facts, why it was found,
     and the messages shown around each match."""
     why = hit.evidence.why if hit.evidence else None
+    files = touched_line(hit)  # "Files: edited auth/session.py (+3) · ran pytest", as the tool's header
     shown = join(
         h('<div class="match">{}</div>', join(message(m, terms=terms, limit=SNIPPET_CHARS) for m in match.messages))
         for match in hit.matches
     )
     return h(
-        '<section class="chat"><h3><a href="{}">{}</a></h3>{}{}{}</section>',
+        '<section class="chat"><h3><a href="{}">{}</a></h3>{}{}{}{}</section>',
         _target(hit),
         hit.title or "(untitled)",
         chat_facts(hit),
         h('<p class="why">{}</p>', why) if why else Html(""),
+        h('<p class="facts touched">{}</p>', files) if files else Html(""),
         shown,
     )
 

@@ -130,5 +130,6 @@ def test_a_search_can_be_kept_to_the_chats_that_touched_a_file(client: TestClien
         "Vite build sourcemaps disabled"
     ]
     assert 'name="file" value="vite.config.ts"' in alone
+    assert '<p class="facts touched">Files: read vite.config.ts</p>' in alone
     assert "Nginx setup" not in client.get("/?q=nginx+proxy&file=vite.config.ts").text
     assert "Nginx setup" in client.get("/?q=nginx+proxy").text

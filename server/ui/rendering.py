@@ -16,7 +16,6 @@ What markdown-it leaves to the caller is decided here:
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -41,7 +40,6 @@ TOOL_NAME = re.compile(r"\[tool (?:(result|error):|([^:\]]+))")
 SAFE_SCHEMES = ("http", "https", "mailto")
 REDACTED = '<span class="redacted" title="a secret ({}), masked before it was stored">{}</span>'
 SUMMARY_CHARS = 90  # of a folded tool message's first line
-RENDERED = 1024  # messages' HTML kept (a few pages of chats and results)
 
 
 def marked(text: str, terms: re.Pattern[str] | None) -> Html:
@@ -163,10 +161,8 @@ def _folded(lines: list[str], terms: re.Pattern[str] | None) -> Html:
     )
 
 
-@functools.lru_cache(maxsize=RENDERED)
 def render(text: str, terms: re.Pattern[str] | None = None) -> Html:
-    """A message's text as HTML: Markdown, with each run of tool-call paragraphs folded. markdown-it reads
-    ~1 MB/s here: the messages read last are kept, so paging back and forth reads each once."""
+    """A message's text as HTML: Markdown, with each run of tool-call paragraphs folded."""
     env: dict[str, Any] = {"terms": terms}
     tokens = MARKDOWN.parse(clean(text), env)
     out: list[Html] = []

@@ -45,11 +45,12 @@ from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.stores import catalog
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore
+from storage.stores.shared_store import SharedStore
 from storage.units.passages import DEFAULT_OPTIONS, ChunkOptions
 from storage.upkeep import healing, idle_release
 from storage.upkeep.store_meta import refuse_newer, vector_size
 from storage.upkeep.store_record import StoreRecord
-from storage.writing import embedding_pass
+from storage.writing import embedding_pass, exchange
 from storage.writing.ingest import Ingestor, IngestProgress, IngestStats
 from storage.writing.journal import DeletedWatch
 from storage.writing.locks import WriteLock
@@ -98,6 +99,8 @@ class Library:
         self._record = StoreRecord(home)
         self.rebuild_catalog = False  # a migration asks for the whole catalog at the end of its hold
         self._shown: int | None = None  # within a write: how many of its journal ids the catalog shows
+        # The shared tables on an object store this store exchanges chats with (`share`), if any.
+        self.shared: SharedStore | None = None
 
     @classmethod
     def open(
@@ -233,6 +236,28 @@ class Library:
             log.warning("%s; search is keyword-only until it is installed", exc)
             self.model_name = stored
             self.use_model(None, str(exc))
+
+    # ---- the shared store on an object store --------------------------------------------------
+
+    def share(self, shared: SharedStore) -> None:
+        """Exchange chats with `shared` (`exchange`); searches say when it last could not be reached."""
+        self.shared = shared
+
+    def exchange(
+        self, *, progress: Callable[[IngestProgress], None] | None = None, wait: float = -1
+    ) -> exchange.ExchangeReport:
+        """Send this machine's new and changed chats to the shared store and bring every other machine's
+        here (`storage.writing.exchange`). Raises `SharedStoreUnreachable` when it does not answer."""
+        if self.shared is None:
+            raise ValueError("no shared store: call `share` first")
+        return exchange.exchange(self, self.shared, progress=progress, wait=wait)
+
+    def shared_notes(self) -> list[str]:
+        """The note a read carries while the shared store's last contact failed."""
+        if self.shared is None:
+            return []
+        note = exchange.unreachable_note(self.home, self.shared.uri)
+        return [note] if note else []
 
     # ---- the write lock and what holds it ------------------------------------------------------
 
@@ -484,6 +509,7 @@ class Library:
         result = self.engine.search(query, max_results=max_results, mode=mode, filters=filters, fusion=fusion)
         with self.chats.open() as chats:
             name_projects(result.chats, chats.column_counts("project"))
+        result.notes += self.shared_notes()
         return result
 
     def search_units(
@@ -521,7 +547,7 @@ class Library:
         """
         self._follow_store()
         with self.chats.open() as chats:
-            return recent_page(
+            result = recent_page(
                 self._less_hidden(chats),
                 n=n,
                 sort_order=sort_order,
@@ -530,6 +556,8 @@ class Library:
                 project=project,
                 source_name=source,
             )
+        result.notes += self.shared_notes()
+        return result
 
     def activity(
         self, *, project: str | None = None, source: str | None = None

@@ -36,6 +36,7 @@ TABLE = "conversations"
 TIMEOUTS = {"connect_timeout": "3s", "timeout": "60s", "client_max_retries": "2", "client_retry_timeout": "10"}
 COMMIT_TRIES = 5  # a commit that keeps losing the race to other machines' commits is retried this often
 BATCH = 200  # chats read or written per request
+MAX_FRAGMENTS = 32  # files of the shared table before an exchange that wrote compacts it
 
 
 @dataclass(frozen=True)
@@ -189,6 +190,22 @@ class SharedStore:
         for start in range(0, len(ids), BATCH):
             part = list(ids[start : start + BATCH])
             self._call("delete chats", lambda table, part=part: self._commit(lambda: table.delete(sql_in("id", part))))
+
+    def tidy(self) -> None:
+        """Fold the small writes of many syncs into fewer files once they pile up (each listing reads
+        every file), and delete what was superseded `CLEANUP_GRACE` ago: a slower reader on another
+        machine may still be reading an older version. Housekeeping: a failure (another machine's
+        commit won the race) is left for the next exchange."""
+        from storage.stores.lance_store import CLEANUP_GRACE
+
+        def fold(table: Any) -> None:
+            if int(table.stats()["fragment_stats"]["num_fragments"]) > MAX_FRAGMENTS:
+                table.optimize(cleanup_older_than=CLEANUP_GRACE)
+
+        try:
+            self._call("compact its table", fold)
+        except SharedStoreUnreachable as exc:
+            log.info("compacting the shared store waits for the next exchange: %s", exc)
 
     @staticmethod
     def _commit(work: Any) -> Any:

@@ -200,6 +200,9 @@ def _exchange(
     from storage.stores.lance_store import LanceStore
 
     report = ExchangeReport()
+    # The version read before the listing: a commit from elsewhere after it (or this exchange's own)
+    # moves the version past it, and the next poll exchanges again.
+    report.version = shared.version()
     remote = shared.stamps()
     work = plan(_local_stamps(library), remote, state.seen)
     seen = dict(work.agreed)
@@ -226,12 +229,14 @@ def _exchange(
     if work.drop_there:
         shared.delete(work.drop_there)
         report.deleted_there = len(work.drop_there)
+    if report.sent or report.deleted_there:
+        shared.tidy()
     # Chats left alone this time (one this machine has not synced yet, deleted meanwhile) keep their record.
     for cid, was in state.seen.items():
         if cid not in seen and cid in local and cid not in work.drop_there and cid not in work.drop_here:
             seen.setdefault(cid, was)
     state.seen = seen
-    state.version = report.version = shared.version()
+    state.version = report.version
     if report.sent or report.received or report.deleted_here or report.deleted_there:
         log.info("%s", report.text())
     return report

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -101,6 +102,7 @@ class Library:
         self._shown: int | None = None  # within a write: how many of its journal ids the catalog shows
         # The shared tables on an object store this store exchanges chats with (`share`), if any.
         self.shared: SharedStore | None = None
+        self.shared_probe: threading.Thread | None = None  # asking whether it answers, at open (searches)
 
     @classmethod
     def open(

@@ -148,6 +148,10 @@ def _for_searching(settings: Settings) -> Library:
     tighten_own_cache()
     model = ModelLoad(settings.model_name(), settings.model_cache)
     library = _opened_without_model(settings)
+    if library.shared is not None:  # whether it answers, asked while the model loads (searches say if not)
+        from storage.writing.exchange import probe
+
+        library.shared_probe = probe(library.home, library.shared)
     library.prepare()
     library.use_model(*model.result())
     if library.needs_repair():

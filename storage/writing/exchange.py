@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -94,6 +95,25 @@ def record_contact(home: Path, uri: str, error: SharedStoreUnreachable | None) -
         state.save(home)
     except OSError as exc:
         log.info("could not write %s: %s", home / STATE, exc)
+
+
+def probe(home: Path, shared: SharedStore) -> threading.Thread:
+    """Ask the shared store whether it answers, on a thread of its own (a search does not wait on the
+    network), and note it for `unreachable_note`; join the thread to wait for the answer."""
+
+    def ask() -> None:
+        try:
+            shared.version()
+        except SharedStoreUnreachable as exc:
+            record_contact(home, shared.uri, exc)
+        except Exception:
+            log.exception("asking the shared store whether it answers failed")
+        else:
+            record_contact(home, shared.uri, None)
+
+    thread = threading.Thread(target=ask, name="pastchats-shared-probe", daemon=True)
+    thread.start()
+    return thread
 
 
 def unreachable_note(home: Path, uri: str) -> str | None:

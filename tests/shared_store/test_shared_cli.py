@@ -18,11 +18,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from bench.corpus.agent_writes import CHAT_IDS, append_exchange, make_agent_home
+from bench.object_store import BUCKET, KEY, SECRET, Seaweed
 from storage.library import Library
 from storage.stores.shared_store import SharedStore
 from tests.conftest import REPO_ROOT
 from tests.redaction.secrets import SECRETS
-from tests.shared_store.conftest import BUCKET, KEY, SECRET, Seaweed, dead_endpoint
+from tests.shared_store.conftest import dead_endpoint
 from tests.tools.helpers import block_uris, chat, text_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]

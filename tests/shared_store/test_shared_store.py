@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.object_store import Seaweed
 from storage.library import Library
 from storage.models import Message
 from storage.stores.lance_store import conversation_rows
 from storage.stores.shared_store import SharedStore
 from storage.writing.ingest import IngestProgress
 from tests.conftest import REPO_ROOT
-from tests.shared_store.conftest import Seaweed
 from tests.tools.helpers import BASE, chat
 
 pytestmark = pytest.mark.integration

@@ -23,11 +23,11 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from storage.errors import SharedStoreUnreachable
 from storage.owner_only import open_private
@@ -36,13 +36,33 @@ from storage.stores.shared_store import SharedStore, Stamp, newer
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from storage.library import Library
     from storage.models import Conversation
-    from storage.writing.ingest import IngestProgress
+    from storage.redaction import Redaction
+    from storage.stores.lance_store import LanceStore
+    from storage.writing.ingest import IngestProgress, IngestStats
 
 log = logging.getLogger(__name__)
 
 STATE = "shared.json"
+
+
+class Library(Protocol):
+    """What an exchange uses of `storage.library.Library`."""
+
+    home: Path
+    store: LanceStore
+    redaction: Redaction
+
+    def import_conversations(
+        self,
+        conversations: Iterable[Conversation],
+        *,
+        progress: Callable[[IngestProgress], None] | None = None,
+        wait: float = -1,
+        embed: bool = True,
+    ) -> IngestStats: ...
+    def delete(self, uris: Iterable[str], *, wait: float = -1) -> int: ...
+    def unfinished_deletes(self) -> list[str]: ...
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -171,9 +171,23 @@ class SharedStore:
                     found[row["id"]] = row
             yield from found.values()
 
-    def put(self, rows: pa.Table) -> None:
+    def put(self, rows: pa.Table, held: Collection[str]) -> None:
         """Write these chats' rows; a stored copy is replaced only by a newer one (two machines syncing
-        the same chat, each with the copy it read, keep the newer whoever commits last)."""
+        the same chat, each with the copy it read, keep the newer whoever commits last). Chats the
+        table did not hold when listed (`held`: the ones it did) are appended: no join against every
+        stored row (a request per data file); one another machine inserted meanwhile is then there
+        twice, as it could be after two merges, until the next listing."""
+        import pyarrow.compute as pc
+
+        ids = rows.column("id")
+        known = pc.is_in(ids, value_set=_strings(list(held)))
+        new_rows, old_rows = rows.filter(pc.invert(known)), rows.filter(known)
+        if new_rows.num_rows:
+            self._call("write chats", lambda table: self._commit(lambda: table.add(new_rows)))
+        if old_rows.num_rows:
+            self._merge(old_rows)
+
+    def _merge(self, rows: pa.Table) -> None:
         newer_source = (
             "target.updated_at IS NULL OR target.updated_at < source.updated_at OR "
             "(target.updated_at = source.updated_at AND (target.message_count < source.message_count OR "
@@ -220,6 +234,12 @@ class SharedStore:
                 log.info("a commit to the shared store met another machine's: trying again (%s)", exc)
                 time.sleep(0.2 * (attempt + 1))
         return None
+
+
+def _strings(values: list[str]) -> pa.Array:
+    import pyarrow as pa
+
+    return pa.array(values, pa.string())
 
 
 def _stamp(row: Mapping[str, Any]) -> Stamp:

@@ -261,7 +261,7 @@ def _exchange(
         for start in range(0, len(work.push), 200):
             part = work.push[start : start + 200]
             sent = _redacted(library, library.store.conversation_table(part))
-            shared.put(sent)
+            shared.put(sent, held=remote.keys())
             for cid, version in zip(sent.column("id").to_pylist(), sent.column("version").to_pylist(), strict=True):
                 if cid in local:
                     seen[cid] = [version, local[cid].version]
@@ -269,11 +269,21 @@ def _exchange(
     if work.drop_there:
         shared.delete(work.drop_there)
         report.deleted_there = len(work.drop_there)
+    unsent: set[str] = set()
+    if report.sent:
+        # Listed again: a copy another machine inserted at the same moment is deleted now, not at the
+        # next exchange, and a chat whose commit did not land is sent again next time.
+        landed = shared.stamps()
+        unsent = {cid for cid in work.push if cid not in landed}
+        for cid in unsent:
+            seen.pop(cid, None)
+        report.sent -= len(unsent)
     if report.sent or report.deleted_there:
         shared.tidy()
     # Chats left alone this time (one this machine has not synced yet, deleted meanwhile) keep their record.
+    left_alone = unsent | set(work.drop_there) | set(work.drop_here)
     for cid, was in state.seen.items():
-        if cid not in seen and cid in local and cid not in work.drop_there and cid not in work.drop_here:
+        if cid not in seen and cid in local and cid not in left_alone:
             seen.setdefault(cid, was)
     state.seen = seen
     state.version = report.version

@@ -176,8 +176,10 @@ class Watcher:
         extra_paths: Sequence[Path] = (),
         on_round: Callable[[SyncReport], None] | None = None,
         on_state: Callable[[str], None] | None = None,
+        logs: bool = True,
     ):
         self.settings = settings
+        self.logs = logs  # False: only the shared store is followed (`PASTCHATS_SYNC=false` with a store URI)
         self.library = library
         self.syncer: Syncer = syncer_for(settings, library, extra_paths)
         self.on_round = on_round or (lambda report: None)
@@ -221,6 +223,9 @@ class Watcher:
     def roots(self) -> list[Path]:
         """The folders and files to watch: each agent's locations that exist, and the extra paths."""
         from importers import registry
+
+        if not self.logs:
+            return []
 
         found: list[Path] = []
         for format in self.syncer.formats:
@@ -349,6 +354,8 @@ class Watcher:
     def _sync_round(self) -> float | None:
         """One sync of what changed; returns when to try again, if something is left for later."""
         self._changed.clear()
+        if not self.logs:
+            return None
         seen = self._seen_at if self._seen_at is not None else time.monotonic()
         self._seen_at = None
         try:

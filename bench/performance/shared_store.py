@@ -65,15 +65,19 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _search_times(library: Library, asked: list[str], rounds: int = 3) -> list[float]:
-    for query in asked[:5]:  # warm: the matrix mapped, the keyword reader open
-        library.search(query)
-    times: list[float] = []
+def _search_times(libraries: list[Library], asked: list[str], rounds: int = 3) -> list[list[float]]:
+    """Each library's search times (ms), the libraries taking turns query by query: what the machine's
+    load does meanwhile falls on both alike."""
+    for library in libraries:
+        for query in asked[:5]:  # warm: the matrix mapped, the keyword reader open
+            library.search(query)
+    times: list[list[float]] = [[] for _ in libraries]
     for _ in range(rounds):
         for query in asked:
-            start = time.perf_counter()
-            library.search(query)
-            times.append((time.perf_counter() - start) * 1000)
+            for library, spent in zip(libraries, times, strict=True):
+                start = time.perf_counter()
+                library.search(query)
+                spent.append((time.perf_counter() - start) * 1000)
     return times
 
 
@@ -139,9 +143,8 @@ def run(chats: int, messages: int, query_count: int) -> dict[str, object]:
 
         # 3. Search on the machine that joined against the local store, in the same run.
         asked = queries(count=query_count)
-        shared_ms = _search_times(joining, asked)
-        alone = Library.open(root / "first", embedder=ClaimingHashEmbedder())  # the same store, unshared
-        local_ms = _search_times(alone, asked)
+        alone = Library.open(root / "first", embedder=ClaimingHashEmbedder())  # the same chats, unshared
+        shared_ms, local_ms = _search_times([joining, alone], asked)
         out["search_p50_ms_shared"] = round(statistics.median(shared_ms), 1)
         out["search_p95_ms_shared"] = round(_p(shared_ms, 0.95), 1)
         out["search_p50_ms_local"] = round(statistics.median(local_ms), 1)

@@ -136,15 +136,30 @@ def probe(home: Path, shared: SharedStore) -> threading.Thread:
     return thread
 
 
+# The note of each home's state file, by the file's (mtime, size): a search reads the file (which
+# lists every chat exchanged, ~70 bytes each) only when an exchange or a contact has rewritten it.
+_NOTES: dict[tuple[Path, str], tuple[tuple[int, int], str | None]] = {}
+
+
 def unreachable_note(home: Path, uri: str) -> str | None:
     """What a search says while the shared store's last contact failed (None while it answered)."""
-    state = SharedState.load(home, uri)
-    if state.reached:
+    try:
+        info = (home / STATE).stat()
+    except OSError:
         return None
-    return (
-        f"the shared store {uri} could not be reached ({state.reason}, {state.at}): these results come from "
-        "this machine's copy, without what other machines synced since"
-    )
+    stamp = (info.st_mtime_ns, info.st_size)
+    cached = _NOTES.get((home, uri))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    state = SharedState.load(home, uri)
+    note = None
+    if not state.reached:
+        note = (
+            f"the shared store {uri} could not be reached ({state.reason}, {state.at}): these results come "
+            "from this machine's copy, without what other machines synced since"
+        )
+    _NOTES[(home, uri)] = (stamp, note)
+    return note
 
 
 @dataclass

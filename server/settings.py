@@ -71,6 +71,14 @@ class Settings(BaseSettings):
         description="Directory holding the store (conversations, vectors, keyword index). "
         "Default: the platform's user data directory for pastchats.",
     )
+    store_uri: str | None = Field(
+        default=None,
+        description="Share the store across machines through an object store: `s3://BUCKET/PREFIX` on S3 or "
+        "any S3-compatible server (MinIO, Cloudflare R2, SeaweedFS). Credentials and endpoint come from the "
+        "standard variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL`, "
+        "`AWS_ALLOW_HTTP=true` for plain http). Each machine sends its own chats there, redacted, and keeps a "
+        "copy of every machine's in its home, with its own indexes; the archive of agent logs never leaves it.",
+    )
     model: str | None = Field(
         default=None,
         description="fastembed text-embedding model. Default: the one the store was last embedded with "
@@ -159,6 +167,15 @@ class Settings(BaseSettings):
         default_factory=list,
         description='Whole sources never imported (e.g. `["cursor"]`; JSON list).',
     )
+
+    @field_validator("store_uri")
+    @classmethod
+    def _object_store(cls, uri: str | None) -> str | None:
+        if uri and not uri.startswith("s3://"):
+            raise ValueError(f"{uri!r} is not an object-store address: give s3://BUCKET/PREFIX")
+        if uri and not uri.removeprefix("s3://").strip("/"):
+            raise ValueError("the store address names no bucket: give s3://BUCKET/PREFIX")
+        return uri
 
     @field_validator("redact_allow")
     @classmethod

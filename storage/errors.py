@@ -12,6 +12,7 @@ one short line. Each error is translated exactly once per surface: to an MCP `To
     │   ├── StoreDamaged               storage.errors: a table cannot be read; `pastchats doctor --fix`
     │   ├── DiskFull                   storage.errors: the disk filled during a write; what was committed stays
     │   ├── StoreTooNew                storage.errors: written by a newer pastchats; upgrade pastchats
+    │   ├── SharedStoreUnreachable     storage.errors: the shared store on S3 does not answer; local reads go on
     │   ├── NotFound                   storage.errors: no chat with that uri
     │   │   └── AmbiguousUri           storage.errors: a shortened uri that starts several chats' ids
     │   ├── UnknownMessage             storage.errors: read_chat's `around` names no message
@@ -101,6 +102,17 @@ def is_read_only(error: BaseException) -> bool:
 
 class StoreTooNew(StoreError):
     """The store was written by a newer pastchats, in a format this one does not know."""
+
+
+class SharedStoreUnreachable(StoreError):
+    """The shared store (`PASTCHATS_STORE_URI`) did not answer: what this machine holds is still searched."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        self.uri, self.reason = uri, reason
+        super().__init__(
+            f"the shared store {uri} could not be reached ({reason}); this machine's chats are still searchable. "
+            "Check the AWS_* variables and the network, then run `pastchats doctor`"
+        )
 
 
 class NotFound(StoreError):

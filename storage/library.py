@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -46,11 +47,12 @@ from storage.search import SHIPPED, Fusion, RankedUnit, SearchEngine
 from storage.stores import catalog
 from storage.stores.keyword_index import KeywordIndex
 from storage.stores.lance_store import LanceStore
+from storage.stores.shared_store import SharedStore
 from storage.units.passages import DEFAULT_OPTIONS, ChunkOptions
 from storage.upkeep import healing, idle_release
 from storage.upkeep.store_meta import refuse_newer, vector_size
 from storage.upkeep.store_record import StoreRecord
-from storage.writing import embedding_pass
+from storage.writing import embedding_pass, exchange
 from storage.writing.ingest import Ingestor, IngestProgress, IngestStats
 from storage.writing.journal import DeletedWatch
 from storage.writing.locks import WriteLock
@@ -99,6 +101,9 @@ class Library:
         self._record = StoreRecord(home)
         self.rebuild_catalog = False  # a migration asks for the whole catalog at the end of its hold
         self._shown: int | None = None  # within a write: how many of its journal ids the catalog shows
+        # The shared tables on an object store this store exchanges chats with (`share`), if any.
+        self.shared: SharedStore | None = None
+        self.shared_probe: threading.Thread | None = None  # asking whether it answers, at open (searches)
 
     @classmethod
     def open(
@@ -234,6 +239,28 @@ class Library:
             log.warning("%s; search is keyword-only until it is installed", exc)
             self.model_name = stored
             self.use_model(None, str(exc))
+
+    # ---- the shared store on an object store --------------------------------------------------
+
+    def share(self, shared: SharedStore) -> None:
+        """Exchange chats with `shared` (`exchange`); searches say when it last could not be reached."""
+        self.shared = shared
+
+    def exchange(
+        self, *, progress: Callable[[IngestProgress], None] | None = None, wait: float = -1
+    ) -> exchange.ExchangeReport:
+        """Send this machine's new and changed chats to the shared store and bring every other machine's
+        here (`storage.writing.exchange`). Raises `SharedStoreUnreachable` when it does not answer."""
+        if self.shared is None:
+            raise ValueError("no shared store: call `share` first")
+        return exchange.exchange(self, self.shared, progress=progress, wait=wait)
+
+    def shared_notes(self) -> list[str]:
+        """The note a read carries while the shared store's last contact failed."""
+        if self.shared is None:
+            return []
+        note = exchange.unreachable_note(self.home, self.shared.uri)
+        return [note] if note else []
 
     # ---- the write lock and what holds it ------------------------------------------------------
 
@@ -491,6 +518,7 @@ class Library:
         with self.chats.open() as chats:
             name_projects(result.chats, chats.column_counts("project"))
             add_touched(result.chats, self._less_hidden(chats))
+        result.notes += self.shared_notes()
         return result
 
     def touching(self, file: str) -> frozenset[str]:
@@ -539,7 +567,8 @@ class Library:
                 shown, n=n, sort_order=sort_order, before=before, after=after, project=project, source_name=source
             )
             add_touched(page.chats, shown)
-            return page
+        page.notes += self.shared_notes()
+        return page
 
     def activity(
         self, *, project: str | None = None, source: str | None = None

@@ -34,10 +34,11 @@ SECTIONS: list[tuple[str, list[str]]] = [
 @click.group(cls=PastchatsGroup, sections=SECTIONS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", type=click.Path(file_okay=False, path_type=Path), help="Store directory [PASTCHATS_HOME].")
 @click.option("--model", help="fastembed embedding model [PASTCHATS_MODEL].")
+@click.option("--store-uri", help="Share the store through an object store: s3://BUCKET/PREFIX [PASTCHATS_STORE_URI].")
 @click.option("-v", "--verbose", count=True, help="Log more (-v info, -vv debug) to stderr.")
 @click.version_option(package_name="pastchats")
 @click.pass_context
-def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) -> None:
+def cli(ctx: click.Context, home: Path | None, model: str | None, store_uri: str | None, verbose: int) -> None:
     """A local, searchable memory of your past chats, for any MCP client.
 
     Shell completion: add `eval "$(_PASTCHATS_COMPLETE=bash_source pastchats)"` to ~/.bashrc
@@ -45,7 +46,7 @@ def cli(ctx: click.Context, home: Path | None, model: str | None, verbose: int) 
     """
     restrict_new_files()
     levels = {0: None, 1: "INFO"}
-    ctx.ensure_object(dict).update(home=home, model=model, log_level=levels.get(verbose, "DEBUG"))
+    ctx.ensure_object(dict).update(home=home, model=model, store_uri=store_uri, log_level=levels.get(verbose, "DEBUG"))
 
 
 # Each command's EXAMPLES, shown at the end of its --help (gh's way: a line to copy teaches more than a flag list).

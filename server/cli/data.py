@@ -29,6 +29,7 @@ from storage.owner_only import open_private
 
 if TYPE_CHECKING:
     from server.settings import Settings
+    from storage.writing.exchange import ExchangeReport
 
 
 class FormatChoice(click.Choice[str]):
@@ -132,20 +133,37 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
     if watch:
         watch_logs(settings, paths, quiet, as_json)
         return
+    from storage.errors import SharedStoreUnreachable
+
+    unreachable: SharedStoreUnreachable | None = None
+    shared: ExchangeReport | None = None
     with opened(settings, "write") as library:
         syncer = syncer_for(settings, library, paths)
         with progress_reporter(not (quiet or as_json), "agent logs") as progress:
             report = syncer.run_once(progress, embed=False)
+        if not report.not_run and library.shared is not None:
+            try:
+                with progress_reporter(not (quiet or as_json), "the shared store") as progress:
+                    shared = library.exchange(progress=progress, wait=0)
+            except SharedStoreUnreachable as exc:  # this machine's sync stands; the next one sends it
+                unreachable = exc
         if not report.not_run:
             embed_with_progress(library, show=not (quiet or as_json))
     if as_json:
-        click.echo(json.dumps(dataclasses.asdict(report) | {"files_changed": report.files_changed}, indent=2))
-        if report.not_run or report.files_failed:
+        extra: dict[str, object] = {"files_changed": report.files_changed}
+        if settings.store_uri:
+            extra["shared"] = dataclasses.asdict(shared) if shared else {"unreachable": str(unreachable)}
+        click.echo(json.dumps(dataclasses.asdict(report) | extra, indent=2))
+        if report.not_run or report.files_failed or unreachable:
             ctx.exit(1)
         return
     if report.not_run:
         raise click.ClickException(f"sync skipped: {report.not_run}")
     click.echo(report.text())
+    if shared is not None:
+        click.echo(shared.text())
+    if unreachable is not None:
+        raise click.ClickException(str(unreachable))
     if report.files_failed:  # the rest was imported, but a failure must not look like success to a script
         ctx.exit(1)
 

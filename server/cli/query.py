@@ -26,6 +26,10 @@ from server.cli.common import (
 if TYPE_CHECKING:
     pass
 
+# Seconds a search waits for the shared store to say whether it answers (it answers from this
+# machine's indexes either way; the wait only decides whether it says the store was unreachable).
+PROBE_WAIT = 5.0
+
 
 @click.command()
 @click.argument("query", default="")
@@ -57,6 +61,8 @@ def search(
     settings = make_settings(ctx)
     with opened(settings, "search") as library:
         known_names(library, project=project)
+        if library.shared_probe is not None:  # the note on an unreachable shared store needs its answer
+            library.shared_probe.join(timeout=PROBE_WAIT)
         output, text = as_tool(
             conversation_search.NAME,
             lambda: conversation_search.search(

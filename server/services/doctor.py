@@ -1,7 +1,8 @@
 """`pastchats doctor`: is everything a client needs in place? Each problem comes with the command that fixes it.
 
 Checks, in the order a new user meets them: the embedding model, the store, the secrets redacted in it,
-who else can read it, the agent logs `sync` would read, and the MCP clients configured to start pastchats.
+who else can read it, the agent logs `sync` would read, the shared store on an object store (if any), and the MCP
+clients configured to start pastchats.
 """
 
 from __future__ import annotations
@@ -173,6 +174,37 @@ def check_watcher(settings: Settings) -> Check:
     return Check("watcher", True, status.text(), None, details)
 
 
+def check_shared_store(settings: Settings) -> Check:
+    """The shared store (`PASTCHATS_STORE_URI`): its address, whether it answers now, how many chats it
+    holds, and when this machine last exchanged with it."""
+    from storage.errors import SharedStoreUnreachable
+    from storage.stores.shared_store import SharedStore
+    from storage.writing.exchange import SharedState, record_contact
+
+    uri = settings.store_uri
+    if not uri:
+        return Check("shared store", True, "none: this machine's store is its own (PASTCHATS_STORE_URI shares it)")
+    shared = SharedStore(uri)
+    endpoint = shared.options.get("endpoint", "AWS S3")
+    details: dict[str, Any] = {"uri": uri, "endpoint": endpoint, "reachable": False}
+    try:
+        chats = len(shared.stamps())
+        details |= {"reachable": True, "chats": chats, "version": shared.version()}
+    except SharedStoreUnreachable as exc:
+        record_contact(settings.home, uri, exc)
+        fix = "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL (and the network)"
+        return Check("shared store", False, f"{uri} at {endpoint} cannot be reached: {exc.reason}", fix, details)
+    record_contact(settings.home, uri, None)
+    state = SharedState.load(settings.home, uri)
+    details["this_machine_sent_or_received"] = len(state.seen)
+    summary = (
+        f"{uri} at {endpoint} answers: {chats} chat(s) from every machine, {len(state.seen)} exchanged with this one"
+    )
+    if state.version is None:
+        return Check("shared store", False, summary + "; not synced yet", "pastchats sync", details, warning=True)
+    return Check("shared store", True, summary, None, details)
+
+
 def check_clients(settings: Settings, only: str | None = None) -> Check:
     """Every client `setup` knows (none configured is a warning), or only the one asked about (then
     it must be configured)."""
@@ -224,7 +256,7 @@ def run_checks(settings: Settings, *, client: str | None = None, cli_only: bool 
     model = check_model(settings)
     store = check_store(settings, model.ok)
     checks = [model, store, check_secrets(settings), check_permissions(settings), check_sources(settings)]
-    checks += [check_watcher(settings), check_versions()]
+    checks += [check_watcher(settings), check_shared_store(settings), check_versions()]
     return checks if cli_only else [*checks, check_clients(settings, client)]
 
 

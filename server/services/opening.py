@@ -68,7 +68,7 @@ def open_library(settings: Settings, *, load_model: bool = True) -> Library:
     from storage.library import Library  # deferred: pulls in lancedb (start-up speed)
 
     tighten_own_cache()
-    return Library.open(
+    library = Library.open(
         settings.home,
         model_name=settings.model_name(),
         cache_dir=settings.model_cache,
@@ -76,6 +76,16 @@ def open_library(settings: Settings, *, load_model: bool = True) -> Library:
         derived_dir=derived_models_dir(),
         redaction=redaction_from(settings),
     )
+    return shared(settings, library)
+
+
+def shared(settings: Settings, library: Library) -> Library:
+    """The library, exchanging its chats with the shared store the settings name (if any)."""
+    if settings.store_uri:
+        from storage.stores.shared_store import SharedStore
+
+        library.share(SharedStore(settings.store_uri))
+    return library
 
 
 class ModelLoad:
@@ -109,13 +119,14 @@ def _opened_without_model(settings: Settings) -> Library:
     """The store opened as reads need it: no model, nothing repaired yet (`Library.needs_repair`)."""
     from storage.library import Library
 
-    return Library.open(
+    library = Library.open(
         settings.home,
         model_name=settings.model_name(),
         load_model=False,
         heal=False,
         redaction=redaction_from(settings),
     )
+    return shared(settings, library)
 
 
 def _for_reading(settings: Settings) -> Library:
@@ -137,6 +148,10 @@ def _for_searching(settings: Settings) -> Library:
     tighten_own_cache()
     model = ModelLoad(settings.model_name(), settings.model_cache)
     library = _opened_without_model(settings)
+    if library.shared is not None:  # whether it answers, asked while the model loads (searches say if not)
+        from storage.writing.exchange import probe
+
+        library.shared_probe = probe(library.home, library.shared)
     library.prepare()
     library.use_model(*model.result())
     if library.needs_repair():

@@ -116,7 +116,7 @@ def _survives_cleanup(method: Callable[Concatenate[LanceStore, P], R]) -> Callab
     return read
 
 
-def _conversation_schema() -> pa.Schema:
+def conversation_schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema(
@@ -241,6 +241,26 @@ def _messages_column(conversations: Sequence[Conversation]) -> pa.Array:
     return pa.LargeStringArray.from_buffers(len(conversations), starts, pa.py_buffer(data))
 
 
+def conversation_rows(conversations: Sequence[Conversation], versions: Mapping[str, str]) -> pa.Table:
+    """The conversations as rows of the `conversations` table."""
+    import pyarrow as pa
+
+    columns: dict[str, list[Any]] = {
+        "id": [c.id for c in conversations],
+        "source": [c.source for c in conversations],
+        "title": [c.title for c in conversations],
+        "created_at": [naive_utc(c.created_at) for c in conversations],
+        "updated_at": [naive_utc(c.updated_at) for c in conversations],
+        "project": [c.project for c in conversations],
+        "url": [c.url for c in conversations],
+        "message_count": [len(c.messages) for c in conversations],
+        "version": [versions[c.id] for c in conversations],
+    }
+    schema = conversation_schema()
+    arrays = [pa.array(columns[f.name], f.type) for f in schema if f.name != "messages_json"]
+    return pa.Table.from_arrays([*arrays, _messages_column(conversations)], schema=schema)
+
+
 @dataclass
 class _Tables:
     db: Any
@@ -338,7 +358,7 @@ class LanceStore:
         return tables
 
     def _schema(self, name: str) -> pa.Schema:
-        return _conversation_schema() if name == "conversations" else _chunk_schema(self.dim)
+        return conversation_schema() if name == "conversations" else _chunk_schema(self.dim)
 
     def _open_or_note(self, db: Any, name: str, existing: set[str]) -> Any:
         """The table, or None with the reason in `damaged` when its files cannot be read."""
@@ -596,24 +616,24 @@ class LanceStore:
 
     def write_conversations(self, conversations: Sequence[Conversation], versions: Mapping[str, str]) -> None:
         """Upsert the truth; `versions` are the conversations' fingerprints (computed once by the caller)."""
-        import pyarrow as pa
-
-        columns: dict[str, list[Any]] = {
-            "id": [c.id for c in conversations],
-            "source": [c.source for c in conversations],
-            "title": [c.title for c in conversations],
-            "created_at": [naive_utc(c.created_at) for c in conversations],
-            "updated_at": [naive_utc(c.updated_at) for c in conversations],
-            "project": [c.project for c in conversations],
-            "url": [c.url for c in conversations],
-            "message_count": [len(c.messages) for c in conversations],
-            "version": [versions[c.id] for c in conversations],
-        }
-        schema = _conversation_schema()
-        arrays = [pa.array(columns[f.name], f.type) for f in schema if f.name != "messages_json"]
-        table = pa.Table.from_arrays([*arrays, _messages_column(conversations)], schema=schema)
+        table = conversation_rows(conversations, versions)
         self.matrix.note_changes(c.id for c in conversations)  # before the commit: the vector leg then asks LanceDB
         self.conversations.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(table)
+
+    @_survives_cleanup
+    def chat_stamps(self) -> dict[str, tuple[str, datetime | None, int]]:
+        """Every conversation's (version, updated_at, message count): what the shared store's are compared with."""
+        columns = ["id", "version", "updated_at", "message_count"]
+        table = self.conversations.search().select(columns).limit(None).to_arrow()
+        values = [table.column(n).to_pylist() for n in columns]
+        return {cid: (version, at, count or 0) for cid, version, at, count in zip(*values, strict=True)}
+
+    @_survives_cleanup
+    def conversation_table(self, ids: Sequence[str]) -> pa.Table:
+        """These conversations' stored rows as one Arrow table (what goes to the shared store)."""
+        if not ids:
+            return conversation_schema().empty_table()
+        return self.conversations.search().where(sql_in("id", list(ids))).limit(None).to_arrow()
 
     def replace_derived(
         self,

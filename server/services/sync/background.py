@@ -31,7 +31,8 @@ class BackgroundSync:
         self.watcher: Watcher | None = None
 
     def start(self) -> None:
-        if not self._settings.sync or (self._thread is not None and self._thread.is_alive()):
+        wanted = self._settings.sync or self._settings.store_uri  # the agent logs, or only the shared store
+        if not wanted or (self._thread is not None and self._thread.is_alive()):
             return
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pastchats-sync", daemon=True)
@@ -52,7 +53,7 @@ class BackgroundSync:
         if library is None:
             return
         try:
-            self.watcher = Watcher(self._settings, library)
+            self.watcher = Watcher(self._settings, library, logs=self._settings.sync)
             self.watcher.run(self._stop)
         except Exception:  # the server goes on answering from what is stored
             logger.exception("following the agent logs failed; restart the server to try again")

@@ -12,6 +12,11 @@ passages are embedded next in small batches, which stop as soon as more changes 
 ask for the turn again every `TAKEOVER_POLL` seconds, and read what the holder writes as they read
 any writer's. The holder says who it is, since when, how it watches and how far behind it runs in
 `<home>/watch.json`, which `stats` and `doctor` show.
+
+With a shared store (`PASTCHATS_STORE_URI`), the holder also keeps this machine's store in step with
+it (`Library.exchange`): after each sync that wrote, and whenever the shared table's version moves
+(asked every `SHARED_POLL` seconds: one listing request), so another machine's new chat reaches this
+machine's indexes, and every reader here, as any local write does.
 """
 
 from __future__ import annotations
@@ -54,6 +59,9 @@ LIVE_BATCH = 64  # passages embedded per write-lock hold: new text waits at most
 # Seconds without changes after which the small writes of live sync are compacted (`Library.compact`:
 # ~12 s under the write lock at 100k messages here, so never while an agent is writing).
 QUIET_COMPACT = 60.0
+# Seconds between asks whether the shared store has a new version: another machine's chat is
+# searchable here within this, plus the exchange that brings it.
+SHARED_POLL = 10.0
 # Filesystems whose changes made elsewhere raise no local file events.
 NETWORK_FILESYSTEMS = frozenset(
     {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "fuse.sshfs", "afs", "ceph", "glusterfs", "lustre"}
@@ -168,8 +176,10 @@ class Watcher:
         extra_paths: Sequence[Path] = (),
         on_round: Callable[[SyncReport], None] | None = None,
         on_state: Callable[[str], None] | None = None,
+        logs: bool = True,
     ):
         self.settings = settings
+        self.logs = logs  # False: only the shared store is followed (`PASTCHATS_SYNC=false` with a store URI)
         self.library = library
         self.syncer: Syncer = syncer_for(settings, library, extra_paths)
         self.on_round = on_round or (lambda report: None)
@@ -183,6 +193,7 @@ class Watcher:
         self._seen_at: float | None = None  # when the changes not yet synced were first seen (monotonic)
         self._whole = True  # the next sync checks the tables and compacts, as `pastchats sync` does
         self._stopping = threading.Event()
+        self._unsent = True  # this machine may hold chats the shared store lacks: exchange at the first poll
 
     # ---- the turn ------------------------------------------------------------------------------
 
@@ -212,6 +223,9 @@ class Watcher:
     def roots(self) -> list[Path]:
         """The folders and files to watch: each agent's locations that exist, and the extra paths."""
         from importers import registry
+
+        if not self.logs:
+            return []
 
         found: list[Path] = []
         for format in self.syncer.formats:
@@ -309,9 +323,10 @@ class Watcher:
         next_roots = time.monotonic() + ROOTS_CHECK
         retry: float | None = None
         compact: float | None = None  # when to compact, once changes have been written and none follow
+        shared = time.monotonic() if self.library.shared is not None else None  # when to ask the shared store
         while not stop.is_set():
             now = time.monotonic()
-            deadlines = [next_roots, *(d for d in (next_rescan, retry, compact) if d is not None)]
+            deadlines = [next_roots, *(d for d in (next_rescan, retry, compact, shared) if d is not None)]
             # In slices of a second at most, so that a stop is noticed within one.
             if not self._changed.wait(min(1.0, max(0.0, min(deadlines) - now))) and stop.is_set():
                 return
@@ -325,6 +340,10 @@ class Watcher:
                     retry = self._embed()
                 if self.rounds_written != wrote:
                     compact = time.monotonic() + QUIET_COMPACT
+                    self._unsent = True
+                    shared = now if shared is not None else None
+            elif shared is not None and now >= shared:
+                shared = time.monotonic() + (SHARED_POLL if self._share() else BUSY_RETRY)
             elif compact is not None and now >= compact and not self._changed.is_set():
                 compact = None if self._compact() else now + BUSY_RETRY
             if now >= next_roots:
@@ -335,6 +354,8 @@ class Watcher:
     def _sync_round(self) -> float | None:
         """One sync of what changed; returns when to try again, if something is left for later."""
         self._changed.clear()
+        if not self.logs:
+            return None
         seen = self._seen_at if self._seen_at is not None else time.monotonic()
         self._seen_at = None
         try:
@@ -366,6 +387,36 @@ class Watcher:
 
             return time.monotonic() + WRITING_GRACE
         return None
+
+    def _share(self) -> bool:
+        """Exchange chats with the shared store when this machine wrote or its version moved; False
+        when another process here is writing (try again shortly)."""
+        from storage.errors import SharedStoreUnreachable, StoreError
+        from storage.writing.exchange import SharedState, record_contact
+
+        library, shared = self.library, self.library.shared
+        if shared is None:
+            return True
+        try:
+            if not self._unsent and shared.version() == SharedState.load(self.home, shared.uri).version:
+                record_contact(self.home, shared.uri, None)
+                return True
+            report = library.exchange(wait=0)
+        except SharedStoreUnreachable as exc:  # searches say so; the next poll tries again
+            log.info("%s", exc)
+            record_contact(self.home, shared.uri, exc)
+            return True
+        except StoreError as exc:
+            log.info("exchange with the shared store deferred: %s", exc)
+            return False
+        except Exception:
+            log.exception("exchanging chats with the shared store failed; the next poll tries again")
+            return True
+        self._unsent = False
+        if report.received or report.deleted_here:
+            self.rounds_written += 1
+            self._embed()
+        return True
 
     def _embed(self) -> float | None:
         """Embed what awaits it in small batches until done or until more changes arrive."""

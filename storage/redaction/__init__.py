@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from storage.models import Conversation
+from storage.models import Conversation, Message, Touch
 from storage.redaction.rules import Finding, RuleSet, files_stamp, known_kinds
 
 __all__ = ["PLACEHOLDER", "REMEMBERED", "Redaction", "Remembered", "check_allow", "redact_part", "redaction_counts"]
@@ -135,10 +135,7 @@ class Redaction:
             return conversation, Counter()
         chat = _Chat(self)
         title = chat.redact(conversation.title)
-        messages = []
-        for message in conversation.messages:
-            text = chat.redact(message.text)
-            messages.append(message if text is message.text else dataclasses.replace(message, text=text))
+        messages = [chat.message(message) for message in conversation.messages]
         # Last: the project, and a link to the agent's file, may name a folder made from a path the chat holds.
         project = chat.redact(conversation.project, as_path=True) if conversation.project else conversation.project
         url = chat.redact(conversation.url, as_path=True) if conversation.url else conversation.url
@@ -167,7 +164,7 @@ class Redaction:
                 text = chat.redact(message.text)
             hashes.append(digest)
             texts.append(text)
-            messages.append(message if text == message.text else dataclasses.replace(message, text=text))
+            messages.append(chat.message(message, text))
         fields = (conversation.project, conversation.url)
         if seen is not None and seen.fields == fields and chat.placeholders == seen.chat.placeholders:
             project, url = seen.redacted_fields  # no new secret could make them read otherwise
@@ -280,6 +277,15 @@ class _Chat:
                 spans.append((at, at + len(secret), kind, identity))
                 at = folded.find(secret, at + len(secret))
         return self._replace(text, spans) if spans else text
+
+    def message(self, message: Message, text: str | None = None) -> Message:
+        """The message with its secrets replaced: its text (`text` when already redacted) and what its
+        tool calls touched, a command line or a path holding a secret as any text does."""
+        text = self.redact(message.text) if text is None else text
+        touches = tuple(Touch(t.action, self.redact(t.target, as_path=t.action != "ran")) for t in message.touches)
+        if text == message.text and touches == message.touches:
+            return message
+        return dataclasses.replace(message, text=text, touches=touches)
 
     def _redact(self, text: str) -> str:
         pending = [(m.start(), m.end(), m.group(1), m.group(2)) for m in PENDING.finditer(text)] if "#~" in text else []

@@ -241,3 +241,35 @@ def test_chats_set_aside_before_redaction_are_redacted_with_the_store(tmp_path: 
     assert kept["title"] == "token [redacted: gitlab-pat #1]"
     assert kept["messages"] == [{"role": "user", "text": "[redacted: gitlab-pat #1]"}]
     assert kept["quarantined"] == "cannot be indexed: a date Tantivy cannot hold"
+
+
+def test_a_secret_in_a_command_an_agent_ran_is_redacted_in_its_touches_too(tmp_path: Path) -> None:
+    """A command line is kept whole as what a chat ran: its secret is replaced there as in the text, and
+    a store written verbatim has it taken out of the touches when redaction is on again."""
+    from dataclasses import replace
+
+    from storage.embedding.embedder import HashEmbedder
+    from storage.models import Touch
+
+    kind, secret = JSON_SAFE[1]
+    ran = Touch("ran", f"curl -H 'Authorization: token {secret}' https://api.example.com/deploy")
+    edited = Touch("edited", f"/srv/app/{secret}/settings.py")
+    chat = conversation("deploy", ["deploy it", "done"], title="deploy")
+    chat = chat.model_copy(update={"messages": [chat.messages[0], replace(chat.messages[1], touches=(ran, edited))]})
+
+    redacted, found = Redaction().redact(chat)
+    assert found == {kind: 1}
+    assert [t.target for t in redacted.messages[1].touches] == [
+        f"curl -H 'Authorization: token [redacted: {kind} #1]' https://api.example.com/deploy",
+        f"/srv/app/[redacted: {kind} #1]/settings.py",
+    ]
+
+    home = tmp_path / "store"
+    verbatim = Library.open(home, embedder=HashEmbedder(), redaction=Redaction(enabled=False))
+    verbatim.import_conversations([chat])
+    assert secret.encode() in store_bytes(home)
+    verbatim.close()
+    library = Library.open(home, embedder=HashEmbedder())
+    assert secret.encode() not in store_bytes(home)
+    assert library.touching("settings.py") == {"deploy"}
+    library.close()

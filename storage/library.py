@@ -9,7 +9,8 @@ Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (
 `vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.stores.vector_matrix`),
 `catalog.sqlite` (every chat's metadata and messages: what every read shows, derived, read without
 LanceDB: `storage.stores.catalog`),
-`store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`. The
+`store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`, and with a
+shared store on an object store, `shared.json` (what the last exchange saw: `storage.writing.exchange`). The
 store is its user's alone (`storage.owner_only`): opening makes it so.
 """
 

@@ -342,10 +342,11 @@ class Watcher:
                     compact = time.monotonic() + QUIET_COMPACT
                     self._unsent = True
                     shared = now if shared is not None else None
-            elif shared is not None and now >= shared:
-                shared = time.monotonic() + (SHARED_POLL if self._share() else BUSY_RETRY)
             elif compact is not None and now >= compact and not self._changed.is_set():
                 compact = None if self._compact() else now + BUSY_RETRY
+            # Not one of the above: an agent writing without a pause must not hold other machines' chats back.
+            if shared is not None and time.monotonic() >= shared:
+                shared = time.monotonic() + (SHARED_POLL if self._share() else BUSY_RETRY)
             if now >= next_roots:
                 next_roots = now + ROOTS_CHECK
                 if self.roots() != roots:

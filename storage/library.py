@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -247,13 +247,18 @@ class Library:
         self.shared = shared
 
     def exchange(
-        self, *, progress: Callable[[IngestProgress], None] | None = None, wait: float = -1
+        self,
+        *,
+        progress: Callable[[IngestProgress], None] | None = None,
+        wait: float = -1,
+        forgotten: Collection[str] = (),
     ) -> exchange.ExchangeReport:
         """Send this machine's new and changed chats to the shared store and bring every other machine's
-        here (`storage.writing.exchange`). Raises `SharedStoreUnreachable` when it does not answer."""
+        here (`storage.writing.exchange`); `forgotten`: chats deleted here that must not come back (they
+        are deleted there). Raises `SharedStoreUnreachable` when it does not answer."""
         if self.shared is None:
             raise ValueError("no shared store: call `share` first")
-        return exchange.exchange(self, self.shared, progress=progress, wait=wait)
+        return exchange.exchange(self, self.shared, progress=progress, wait=wait, forgotten=forgotten)
 
     def shared_notes(self) -> list[str]:
         """The note a read carries while the shared store's last contact failed."""

@@ -392,6 +392,7 @@ class Watcher:
     def _share(self) -> bool:
         """Exchange chats with the shared store when this machine wrote or its version moved; False
         when another process here is writing (try again shortly)."""
+        from importers.sources.sync_state import forgotten
         from storage.errors import SharedStoreUnreachable, StoreError
         from storage.writing.exchange import SharedState, record_contact
 
@@ -402,7 +403,7 @@ class Watcher:
             if not self._unsent and shared.version() == SharedState.load(self.home, shared.uri).version:
                 record_contact(self.home, shared.uri, None)
                 return True
-            report = library.exchange(wait=0)
+            report = library.exchange(wait=0, forgotten=forgotten(self.home))
         except SharedStoreUnreachable as exc:  # searches say so; the next poll tries again
             log.info("%s", exc)
             record_contact(self.home, shared.uri, exc)

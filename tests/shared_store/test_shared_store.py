@@ -182,3 +182,12 @@ def test_two_exchanges_at_once_one_killed_converge_with_every_chat_once(
         library = machine(home, uri)
         library.exchange()
         assert sorted(library.store.chat_stamps()) == expected
+
+
+def test_a_bucket_that_does_not_exist_yet_is_created(aws: Seaweed, tmp_path: Path) -> None:
+    """A new MinIO or SeaweedFS server has no bucket: the first sync makes the one the address names."""
+    uri = f"s3://fresh-{os.getpid()}/team"
+    laptop = machine(tmp_path / "laptop", uri)
+    laptop.import_conversations([chat("first", ["The first chat in a new bucket"])])
+    assert laptop.exchange().sent == 1
+    assert shared_ids(uri) == ["first"]

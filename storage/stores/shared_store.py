@@ -1,4 +1,4 @@
-"""The shared tables on an object store (`PASTCHATS_STORE_URI=s3://BUCKET/PREFIX`): every machine's chats,
+"""The shared table on an object store (`PASTCHATS_STORE_URI=s3://BUCKET/PREFIX`): every machine's chats,
 redacted, in one LanceDB `conversations` table that several machines write at once.
 
 Only the conversations go there, in the local table's schema: each machine derives its own passages,

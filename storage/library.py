@@ -9,7 +9,8 @@ Layout of a store (`home`): `lancedb/` (the truth and the vectors), `keyword/` (
 `vectors/` (a memory-mapped copy of the vectors for exact search, derived: `storage.stores.vector_matrix`),
 `catalog.sqlite` (every chat's metadata and messages: what every read shows, derived, read without
 LanceDB: `storage.stores.catalog`),
-`store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`. The
+`store.json` (which embedding model the vectors come from), `write.lock` and `journal.json`, and with a
+shared store on an object store, `shared.json` (what the last exchange saw: `storage.writing.exchange`). The
 store is its user's alone (`storage.owner_only`): opening makes it so.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 import errno
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -247,13 +248,18 @@ class Library:
         self.shared = shared
 
     def exchange(
-        self, *, progress: Callable[[IngestProgress], None] | None = None, wait: float = -1
+        self,
+        *,
+        progress: Callable[[IngestProgress], None] | None = None,
+        wait: float = -1,
+        forgotten: Collection[str] = (),
     ) -> exchange.ExchangeReport:
         """Send this machine's new and changed chats to the shared store and bring every other machine's
-        here (`storage.writing.exchange`). Raises `SharedStoreUnreachable` when it does not answer."""
+        here (`storage.writing.exchange`); `forgotten`: chats deleted here that must not come back (they
+        are deleted there). Raises `SharedStoreUnreachable` when it does not answer."""
         if self.shared is None:
             raise ValueError("no shared store: call `share` first")
-        return exchange.exchange(self, self.shared, progress=progress, wait=wait)
+        return exchange.exchange(self, self.shared, progress=progress, wait=wait, forgotten=forgotten)
 
     def shared_notes(self) -> list[str]:
         """The note a read carries while the shared store's last contact failed."""

@@ -116,3 +116,8 @@ class SyncState(BaseModel):
         dropped = set(ids)
         self.forgotten = [cid for cid in self.forgotten if cid not in dropped]
         self.deleting = [cid for cid in self.deleting if cid not in dropped]
+
+
+def forgotten(home: Path) -> list[str]:
+    """The chats deleted in this home that sync must never bring back (nor an exchange with a shared store)."""
+    return SyncState.load(home).forgotten

@@ -133,6 +133,7 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
     if watch:
         watch_logs(settings, paths, quiet, as_json)
         return
+    from importers.sources.sync_state import forgotten
     from storage.errors import SharedStoreUnreachable
 
     unreachable: SharedStoreUnreachable | None = None
@@ -144,7 +145,7 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
         if not report.not_run and library.shared is not None:
             try:
                 with progress_reporter(not (quiet or as_json), "the shared store") as progress:
-                    shared = library.exchange(progress=progress, wait=0)
+                    shared = library.exchange(progress=progress, wait=0, forgotten=forgotten(library.home))
             except SharedStoreUnreachable as exc:  # this machine's sync stands; the next one sends it
                 unreachable = exc
         if not report.not_run:

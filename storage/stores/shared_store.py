@@ -1,4 +1,4 @@
-"""The shared tables on an object store (`PASTCHATS_STORE_URI=s3://BUCKET/PREFIX`): every machine's chats,
+"""The shared table on an object store (`PASTCHATS_STORE_URI=s3://BUCKET/PREFIX`): every machine's chats,
 redacted, in one LanceDB `conversations` table that several machines write at once.
 
 Only the conversations go there, in the local table's schema: each machine derives its own passages,
@@ -103,12 +103,42 @@ class SharedStore:
         os.environ.setdefault("LANCEDB_LOG", "error")
         import lancedb
 
-        try:
-            db = lancedb.connect(self.uri, storage_options=self.options, read_consistency_interval=timedelta(0))
-            self._table = db.create_table(TABLE, schema=conversation_schema(), exist_ok=True)
-        except Exception as exc:
-            raise SharedStoreUnreachable(self.uri, short_reason(exc)) from None
+        for attempt in range(2):
+            try:
+                db = lancedb.connect(self.uri, storage_options=self.options, read_consistency_interval=timedelta(0))
+                self._table = db.create_table(TABLE, schema=conversation_schema(), exist_ok=True)
+                break
+            except Exception as exc:
+                reason = short_reason(exc)
+                if reason != "NoSuchBucket" or attempt or not self._make_bucket():
+                    raise SharedStoreUnreachable(self.uri, reason) from None
         return self._table
+
+    def _make_bucket(self) -> bool:
+        """Create the bucket the address names (a new MinIO or SeaweedFS server starts with none);
+        False when these credentials may not (then the error says the bucket does not exist)."""
+        import pyarrow.fs as pafs
+
+        endpoint = self.options.get("endpoint")
+        scheme = "http" if endpoint and endpoint.startswith("http://") else "https"
+        try:
+            s3 = pafs.S3FileSystem(
+                access_key=self.options.get("aws_access_key_id"),
+                secret_key=self.options.get("aws_secret_access_key"),
+                session_token=self.options.get("aws_session_token"),
+                region=self.options.get("region"),
+                endpoint_override=endpoint.split("://", 1)[-1] if endpoint else None,
+                scheme=scheme,
+                allow_bucket_creation=True,
+                connect_timeout=3,
+                request_timeout=10,
+            )
+            s3.create_dir(self.uri.removeprefix("s3://").split("/", 1)[0])
+        except (OSError, ValueError) as exc:
+            log.info("could not create the bucket of %s: %s", self.uri, exc)
+            return False
+        log.warning("created the bucket of %s", self.uri)
+        return True
 
     def _call(self, what: str, work: Any) -> Any:
         """Run `work(table)`, any failure to reach the store turned into one plain error."""

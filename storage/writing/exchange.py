@@ -23,7 +23,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -186,8 +186,11 @@ class _Plan:
     agreed: dict[str, list[str]] = field(default_factory=dict)
 
 
-def plan(local: dict[str, Stamp], remote: dict[str, Stamp], seen: dict[str, list[str]]) -> _Plan:
-    """What to move which way, chat by chat (see the module's docstring)."""
+def plan(
+    local: dict[str, Stamp], remote: dict[str, Stamp], seen: dict[str, list[str]], forgotten: Collection[str] = ()
+) -> _Plan:
+    """What to move which way, chat by chat (see the module's docstring). `forgotten`: chats deleted here
+    that must not come back (sync's record), whether or not an exchange saw them."""
     out = _Plan()
     for cid in sorted(local.keys() | remote.keys() | seen.keys()):
         here, there, was = local.get(cid), remote.get(cid), seen.get(cid)
@@ -195,7 +198,7 @@ def plan(local: dict[str, Stamp], remote: dict[str, Stamp], seen: dict[str, list
             continue
         if here is None:
             assert there is not None
-            if was is not None and was[0] == there.version:
+            if (was is not None and was[0] == there.version) or cid in forgotten:
                 out.drop_there.append(cid)  # deleted here since the last exchange, unchanged there
             else:
                 out.pull.append(cid)
@@ -224,12 +227,13 @@ def exchange(
     *,
     progress: Callable[[IngestProgress], None] | None = None,
     wait: float = -1,
+    forgotten: Collection[str] = (),
 ) -> ExchangeReport:
     """Bring this machine's store and the shared one in step (raises `SharedStoreUnreachable`, noted
-    for searches, when it cannot be reached)."""
+    for searches, when it cannot be reached). `forgotten`: chats deleted here never to come back."""
     state = SharedState.load(library.home, shared.uri)
     try:
-        report = _exchange(library, shared, state, progress, wait)
+        report = _exchange(library, shared, state, progress, wait, set(forgotten))
     except SharedStoreUnreachable as exc:
         state.contact(exc)
         state.save(library.home)
@@ -251,6 +255,7 @@ def _exchange(
     state: SharedState,
     progress: Callable[[IngestProgress], None] | None,
     wait: float,
+    forgotten: set[str],
 ) -> ExchangeReport:
     from storage.stores.lance_store import LanceStore
 
@@ -259,7 +264,7 @@ def _exchange(
     # moves the version past it, and the next poll exchanges again.
     report.version = shared.version()
     remote = shared.stamps()
-    work = plan(_local_stamps(library), remote, state.seen)
+    work = plan(_local_stamps(library), remote, state.seen, forgotten)
     seen = dict(work.agreed)
     if work.pull:
         conversations = (LanceStore.to_conversation(row) for row in shared.rows(work.pull))

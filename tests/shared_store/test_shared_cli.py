@@ -166,3 +166,31 @@ async def test_a_running_server_shows_another_machines_new_chat_within_30_second
     if sync == "false":  # its own agents' logs left alone: only what the laptop sent
         assert set(block_uris(recent)) == {"laptop-orchid", "laptop-marzipan"}
     assert SharedStore(uri).stamps().keys() >= {"laptop-orchid", "laptop-marzipan", *own}
+
+
+def test_two_syncs_of_one_home_folder_at_once_one_killed_converge(
+    aws: Seaweed, tmp_path: Path, model_cache_dir: Path
+) -> None:
+    """Two machines whose agents write to one home folder (a network home) run `pastchats sync` at
+    once and one is killed with SIGKILL; after each syncs again, every chat is in the bucket once."""
+    uri = aws.uri()
+    laptop = machine_env(tmp_path / "laptop", aws, uri, model_cache_dir)
+    desktop = {**machine_env(tmp_path / "desktop", aws, uri, model_cache_dir), "HOME": laptop["HOME"]}
+    command = [sys.executable, "-m", "server.cli", "sync", "-q"]
+    survivor = subprocess.Popen(command, env=desktop, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    victim = subprocess.Popen(command, env=laptop, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4.0)  # the process has started, read the logs and is writing
+    victim.kill()
+    victim.wait(timeout=30)
+    assert survivor.wait(timeout=300) == 0, survivor.communicate()[1]
+    for env in (laptop, desktop):
+        again = pastchats(env, "sync", "-q")
+        assert again.returncode == 0, again.stderr
+
+    table = SharedStore(uri)._open()
+    ids = table.search().select(["id"]).limit(None).to_arrow().column("id").to_pylist()
+    assert len(ids) == len(set(ids))
+    assert set(CHAT_IDS.values()) <= set(ids)
+    for env in (laptop, desktop):
+        library = Library.open(Path(env["PASTCHATS_HOME"]), load_model=False)
+        assert {chat.uri for chat in library.recent(n=20).chats} == set(ids)

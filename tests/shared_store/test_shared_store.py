@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from bench.object_store import Seaweed
+from importers.sources import privacy
+from importers.sources.sync_state import forgotten
 from storage.library import Library
 from storage.models import Message
 from storage.stores.lance_store import conversation_rows
@@ -100,6 +102,27 @@ def test_the_newer_copy_of_a_chat_wins_and_deletes_travel(aws: Seaweed, tmp_path
     assert shared_ids(uri) == ["plan"]
 
 
+def test_a_chat_forgotten_here_before_any_exchange_is_deleted_there_not_brought_back(
+    aws: Seaweed, tmp_path: Path
+) -> None:
+    """Both machines synced one session (a home folder they share); the laptop forgets it before its
+    first exchange: the desktop's copy is deleted from the bucket, then from the desktop."""
+    uri = aws.uri()
+    laptop = machine(tmp_path / "laptop", uri)
+    desktop = machine(tmp_path / "desktop", uri)
+    both = chat("tax-return", ["Which receipts does the tax return need?", "Keep every invoice."])
+    laptop.import_conversations([both, chat("kept", ["A chat that stays"])])
+    desktop.import_conversations([both])
+    desktop.exchange()
+    assert privacy.delete(laptop, ["tax-return"]) == ["tax-return"]
+
+    report = laptop.exchange(forgotten=forgotten(laptop.home))
+    assert (report.received, report.deleted_there) == (0, 1)
+    assert desktop.exchange().deleted_here == 1
+    assert shared_ids(uri) == ["kept"]
+    assert [c.uri for c in desktop.recent(n=5).chats] == ["kept"]
+
+
 def test_a_chat_held_twice_in_the_shared_table_is_harmless_and_undone(aws: Seaweed, tmp_path: Path) -> None:
     """What two machines inserting the same new chat at once can leave: LanceDB has no unique key."""
     uri = aws.uri()
@@ -159,3 +182,12 @@ def test_two_exchanges_at_once_one_killed_converge_with_every_chat_once(
         library = machine(home, uri)
         library.exchange()
         assert sorted(library.store.chat_stamps()) == expected
+
+
+def test_a_bucket_that_does_not_exist_yet_is_created(aws: Seaweed, tmp_path: Path) -> None:
+    """A new MinIO or SeaweedFS server has no bucket: the first sync makes the one the address names."""
+    uri = f"s3://fresh-{os.getpid()}/team"
+    laptop = machine(tmp_path / "laptop", uri)
+    laptop.import_conversations([chat("first", ["The first chat in a new bucket"])])
+    assert laptop.exchange().sent == 1
+    assert shared_ids(uri) == ["first"]

@@ -342,10 +342,11 @@ class Watcher:
                     compact = time.monotonic() + QUIET_COMPACT
                     self._unsent = True
                     shared = now if shared is not None else None
-            elif shared is not None and now >= shared:
-                shared = time.monotonic() + (SHARED_POLL if self._share() else BUSY_RETRY)
             elif compact is not None and now >= compact and not self._changed.is_set():
                 compact = None if self._compact() else now + BUSY_RETRY
+            # Not one of the above: an agent writing without a pause must not hold other machines' chats back.
+            if shared is not None and time.monotonic() >= shared:
+                shared = time.monotonic() + (SHARED_POLL if self._share() else BUSY_RETRY)
             if now >= next_roots:
                 next_roots = now + ROOTS_CHECK
                 if self.roots() != roots:
@@ -391,6 +392,7 @@ class Watcher:
     def _share(self) -> bool:
         """Exchange chats with the shared store when this machine wrote or its version moved; False
         when another process here is writing (try again shortly)."""
+        from importers.sources.sync_state import forgotten
         from storage.errors import SharedStoreUnreachable, StoreError
         from storage.writing.exchange import SharedState, record_contact
 
@@ -401,7 +403,7 @@ class Watcher:
             if not self._unsent and shared.version() == SharedState.load(self.home, shared.uri).version:
                 record_contact(self.home, shared.uri, None)
                 return True
-            report = library.exchange(wait=0)
+            report = library.exchange(wait=0, forgotten=forgotten(self.home))
         except SharedStoreUnreachable as exc:  # searches say so; the next poll tries again
             log.info("%s", exc)
             record_contact(self.home, shared.uri, exc)

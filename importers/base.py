@@ -73,9 +73,10 @@ class Importer(Protocol):
 
     def detect(self, path: Path) -> bool: ...
 
-    def session_id(self, conversation_id: str) -> str | None:
+    def session_id(self, conversation_id: str, url: str | None = None) -> str | None:
         """The agent's own id of the session a chat of this format is (what `resume` takes): the chat's
-        id after the format's name (`codex:<session>`), unless the format says otherwise."""
+        id after the format's name (`codex:<session>`), unless the format says otherwise (from the id,
+        or from the chat's `url`, where the importer gave the session's file)."""
         return conversation_id.partition(":")[2] or None
 
     def read(self, path: Path, report: ImportReport) -> Iterator[Conversation]: ...

@@ -112,7 +112,7 @@ class ClaudeCodeImporter(AgentLogImporter):
         "CLAUDE_CONFIG_DIR": "Claude Code's config folder (default ~/.claude), whose projects/ holds the transcripts"
     }
 
-    def session_id(self, conversation_id: str) -> str | None:
+    def session_id(self, conversation_id: str, url: str | None = None) -> str | None:
         """A transcript's name; a subagent's chat (`claude-code:<session>:<agent>`) continues in its session."""
         parts = conversation_id.split(":")
         return parts[1] if len(parts) > 1 and parts[1] else None

@@ -20,6 +20,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from importers._common import (
     Turn,
@@ -46,6 +48,7 @@ from storage.models import Conversation, Touch
 _STATUS_TYPES = {"info", "error", "warning"}
 PROJECT_ROOT_FILE = ".project_root"
 _HASH = re.compile(r"[0-9a-f]{64}")
+_UUID_NAME = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _HASH_FIELD = re.compile(r'"projectHash"\s*:\s*"([0-9a-f]{64})"')
 
 
@@ -66,9 +69,14 @@ class GeminiImporter(AgentLogImporter):
     def default_locations(self, env: Mapping[str, str], home: Path, platform: str = sys.platform) -> list[Path]:
         return default_locations(env, home)
 
-    def session_id(self, conversation_id: str) -> str | None:
-        """The recording's `sessionId`; none for a recording without one (named after its file), which
-        Gemini CLI cannot find either."""
+    def session_id(self, conversation_id: str, url: str | None = None) -> str | None:
+        """The recording's `sessionId`; a subagent's recording (`chats/<parent session id>/...`, its
+        `url`) continues in its parent's session, which is the one Gemini CLI lists. None for a
+        recording without one (named after its file), which Gemini CLI cannot find either."""
+        if url and url.startswith("file:"):
+            file = Path(url2pathname(urlparse(url).path))
+            if file.parent.parent.name == "chats" and _UUID_NAME.fullmatch(file.parent.name):
+                return file.parent.name
         session = conversation_id.partition(":")[2]
         return None if not session or session.startswith("session-") else session
 

@@ -142,11 +142,11 @@ def foreign_prefixes(name: str) -> tuple[str, ...]:
     return tuple(f"{other}:" for other in names() if other != name)
 
 
-def resume_argv(source: str, conversation_id: str) -> list[str] | None:
+def resume_argv(source: str, conversation_id: str, url: str | None = None) -> list[str] | None:
     """The command of the agent a chat came from that continues its session (`Importer.resume`, the
     session's id in place), or None when that agent has none (or the chat names no session)."""
     importer = next((i for i in IMPORTERS if i.name == source and i.resume), None)
-    session = importer.session_id(conversation_id) if importer is not None else None
+    session = importer.session_id(conversation_id, url) if importer is not None else None
     if importer is None or session is None:
         return None
     return [session if word == "{session}" else word for word in importer.resume]

@@ -315,7 +315,7 @@ def export(
             if format_ == "markdown" and out != "-" and (out.endswith(("/", os.sep)) or Path(out).is_dir()):
                 folder = Path(out)
                 folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                taken = {p.name.casefold() for p in folder.iterdir()}
+                taken: set[str] = set()  # a chat exported again replaces its file
                 for chat in chats:
                     with open(folder / markdown_name(chat.id, taken), "w", encoding="utf-8", opener=open_private) as f:
                         f.write(markdown(chat))

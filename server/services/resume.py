@@ -30,7 +30,7 @@ class Resume:
 def resume_command(library: Library, uri: str) -> Resume:
     """The resume line of the chat a uri names, whole or shortened (NotFound, AmbiguousUri)."""
     meta = library.chat(uri)
-    argv = resume_argv(meta.source, meta.id)
+    argv = resume_argv(meta.source, meta.id, meta.url)
     if argv is None:
         reason = f"{meta.source} has no command that continues a past session, as far as pastchats knows"
         return Resume(meta.id, meta.source, None, None, reason)

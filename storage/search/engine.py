@@ -150,8 +150,9 @@ class SearchEngine:
                 hits = grammar_kept(self.keywords, reader, hits, analysed)
             vector_leg(legs, hits, depth, fusion)
             add_titles(legs, list(legs.evidence), self._titles)  # the chats only the vector leg found
-        if analysed.excluded:  # no chat holding an excluded word anywhere, whichever unit was found
-            without_chats(legs, self.keywords.chats_holding(legs.evidence, analysed.excluded, reader))
+        if analysed.excluded:  # no chat holding an excluded word anywhere, whichever unit found it
+            found = {hit.conversation_id for leg in (*legs.messages, *legs.windows) for hit in leg.hits}
+            without_chats(legs, self.keywords.chats_holding(found | set(legs.evidence), analysed.excluded, reader))
         if legs.member_windows:
             member_window_leg(legs, fusion)
         return legs

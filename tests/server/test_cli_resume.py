@@ -36,6 +36,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("claude-code", FIXTURES / "claude-code"),
         ("codex", FIXTURES / "codex"),
         ("gemini", FIXTURES / "gemini"),
+        ("gemini", FIXTURES / "gemini-subagents" / ".gemini"),
         ("opencode", FIXTURES / "opencode" / "real-1.18"),
         ("qwen-code", FIXTURES / "qwen-code" / "real-0.15" / "projects"),
     ]
@@ -75,6 +76,11 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (
             "gemini:9c1d2e3f-0000-4000-8000-00000000abcd",
             "cd /home/ana/src/weather && gemini --resume 9c1d2e3f-0000-4000-8000-00000000abcd",
+        ),
+        # a subagent's recording continues in the session that started it, the one Gemini CLI lists
+        (
+            "gemini:7c8d9e0f-1a2b-4c3d-9e4f-5a6b7c8d9e0f",
+            "cd /home/ana/src/tiles && gemini --resume 1f2e3d4c-5b6a-4789-8a0b-c1d2e3f4a5b6",
         ),
         (
             "opencode:ses_dde362bd1ffeT9Z2GzCHL505h7",

@@ -255,10 +255,12 @@ class KeywordIndex:
     ) -> list[Any]:
         """The messages whose tool calls touched what the query names (a path, a file's name, a command),
         unread: `edited`, the files they edited or created; else the files they read and the commands they ran."""
-        if not query.terms:
+        field = "edited" if edited else "touched"
+        searcher = self.reader() if searcher is None else searcher
+        # Term lookups, not a search: most queries name nothing any tool call touched.
+        if not any(searcher.doc_freq(field, term) for term in query.terms):
             return []
         Q, Occur = tantivy.Query, tantivy.Occur
-        field = "edited" if edited else "touched"
         should = [(Occur.Should, Q.term_query(self.schema, field, term)) for term in query.terms]
         for phrase in query.phrases:
             whole = Q.phrase_query(self.schema, field, list(phrase))

@@ -123,7 +123,8 @@ def test_windows_from_the_message_hits_need_no_window_search(tmp_path: Path) -> 
     units = library.search_units("workers acknowledgements")
     assert units
     assert all(kind_of(u.chunk_id) == MESSAGE and len(u.message_ids) == 1 for u in units)
-    assert Counted.searches == 1  # the messages only: no identifiers to look for word for word, no windows
+    # the messages only: no identifiers to look for word for word, no windows, no file touched by these words
+    assert Counted.searches == 1
 
 
 def test_a_store_without_windows_gets_no_windows_from_the_message_hits(tmp_path: Path) -> None:

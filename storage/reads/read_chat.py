@@ -74,12 +74,20 @@ def meta_for(source: PageSource, uri: str) -> ConversationMeta:
         if candidate in metas:
             return metas[candidate]
     for candidate in tried:
-        started = source.ids_starting(candidate, SHOWN_CANDIDATES + 1)
+        started = [i for i in source.ids_starting(candidate, SHOWN_CANDIDATES + 1) if not _reaches_past(i, candidate)]
         if len(started) > 1:
             raise AmbiguousUri(uri, started[:SHOWN_CANDIDATES], more=len(started) > SHOWN_CANDIDATES)
         if started and (found := source.metas(started)):
             return found[started[0]]
     raise not_found(uri)
+
+
+def _reaches_past(chat_id: str, prefix: str) -> bool:
+    """Whether `chat_id` goes on past the end of another chat's uri that `prefix` spells: a subagent's
+    chat (`claude-code:<session>:<agent>`) is not what its session's whole uri names, even once the
+    session is deleted, nor what a shortened one does while the session is there."""
+    rest = chat_id[len(prefix) :] if chat_id.startswith(prefix) else chat_id.partition(":")[2][len(prefix) :]
+    return ":" in rest
 
 
 def not_found(uri: str) -> NotFound:

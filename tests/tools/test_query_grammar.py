@@ -5,6 +5,7 @@ exclusions are explained. And read_chat's shortened uris."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -155,3 +156,18 @@ async def test_a_start_nothing_has_is_the_not_found_error(library: Library) -> N
     result = await call(server_for(library), "read_chat", {"uri": "zzz:nothing"})
     assert result.is_error
     assert re.search(r"no chat with uri 'zzz:nothing'", text_of(result))
+
+
+async def test_a_session_s_uri_names_the_session_not_its_subagent_s_chat(tmp_path: Path) -> None:
+    session, subagent = "claude-code:5e55e000-1111", "claude-code:5e55e000-1111:agent-a1"
+    chats = [chat(session, ["plan the release", "Three steps."]), chat(subagent, ["check the changelog", "Done."])]
+    library = library_with(tmp_path, chats)
+    result = await call(server_for(library), "read_chat", {"uri": "claude-code:5e55"})
+    assert block_uris(text_of(result)) == [session]  # its subagent's chat does not make it ambiguous
+    library.delete([session])
+    result = await call(server_for(library), "read_chat", {"uri": session})
+    assert result.is_error  # a deleted session is not read as its subagent's chat
+    assert re.search(r"no chat with uri 'claude-code:5e55e000-1111'", text_of(result))
+    result = await call(server_for(library), "read_chat", {"uri": "claude-code:5e55e000-1111:agent"})
+    assert block_uris(text_of(result)) == [subagent]
+    library.close()

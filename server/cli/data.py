@@ -10,7 +10,7 @@ import sys
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TextIO
 
 import click
 
@@ -28,7 +28,12 @@ from storage.embedding.model_files import install_hint
 from storage.owner_only import open_private
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from server.settings import Settings
+    from storage.errors import SharedStoreUnreachable
+    from storage.library import Library
+    from storage.models import Conversation
     from storage.writing.exchange import ExchangeReport
 
 
@@ -124,7 +129,6 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
     pi, Kimi CLI, Kimi Code and OpenHands. Unchanged files are not read again. With --watch it keeps going,
     syncing each burst of writes.
     """
-
     from server.services.embedding import embed_with_progress
     from server.services.importing import progress_reporter
     from server.services.sync import syncer_for
@@ -133,22 +137,15 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
     if watch:
         watch_logs(settings, paths, quiet, as_json)
         return
-    from importers.sources.sync_state import forgotten
-    from storage.errors import SharedStoreUnreachable
-
-    unreachable: SharedStoreUnreachable | None = None
     shared: ExchangeReport | None = None
+    unreachable: SharedStoreUnreachable | None = None
     with opened(settings, "write") as library:
         syncer = syncer_for(settings, library, paths)
         with progress_reporter(not (quiet or as_json), "agent logs") as progress:
             report = syncer.run_once(progress, embed=False)
-        if not report.not_run and library.shared is not None:
-            try:
-                with progress_reporter(not (quiet or as_json), "the shared store") as progress:
-                    shared = library.exchange(progress=progress, wait=0, forgotten=forgotten(library.home))
-            except SharedStoreUnreachable as exc:  # this machine's sync stands; the next one sends it
-                unreachable = exc
         if not report.not_run:
+            if library.shared is not None:
+                shared, unreachable = _exchange(library, show=not (quiet or as_json))
             embed_with_progress(library, show=not (quiet or as_json))
     if as_json:
         extra: dict[str, object] = {"files_changed": report.files_changed}
@@ -167,6 +164,20 @@ def sync(ctx: click.Context, paths: tuple[Path, ...], watch: bool, quiet: bool, 
         raise click.ClickException(str(unreachable))
     if report.files_failed:  # the rest was imported, but a failure must not look like success to a script
         ctx.exit(1)
+
+
+def _exchange(library: Library, *, show: bool) -> tuple[ExchangeReport | None, SharedStoreUnreachable | None]:
+    """After a sync, this machine's chats sent to the shared store and the other machines' brought; an
+    unreachable store leaves this machine's sync standing, and the next one sends it."""
+    from importers.sources.sync_state import forgotten
+    from server.services.importing import progress_reporter
+    from storage.errors import SharedStoreUnreachable
+
+    try:
+        with progress_reporter(show, "the shared store") as progress:
+            return library.exchange(progress=progress, wait=0, forgotten=forgotten(library.home)), None
+    except SharedStoreUnreachable as exc:
+        return None, exc
 
 
 def watch_logs(settings: Settings, paths: tuple[Path, ...], quiet: bool, as_json: bool) -> None:
@@ -319,7 +330,7 @@ def export(
     format_: Literal["jsonl", "json", "markdown"],
 ) -> None:
     """Write chats in the plain pastchats format (`pastchats import` reads it back unchanged), or as markdown."""
-    from storage.reads.export import markdown, markdown_name, plain_record, write_records
+    from storage.reads.export import plain_record, write_records
 
     settings = make_settings(ctx)
     with opened(settings, "read") as library:
@@ -329,16 +340,9 @@ def export(
             for spelling in projects or [None]
             for chat in library.iter_conversations(project=spelling, source=source)
         )
-        count = 0
         try:
             if format_ == "markdown" and out != "-" and (out.endswith(("/", os.sep)) or Path(out).is_dir()):
-                folder = Path(out)
-                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                taken: set[str] = set()  # a chat exported again replaces its file
-                for chat in chats:
-                    with open(folder / markdown_name(chat.id, taken), "w", encoding="utf-8", opener=open_private) as f:
-                        f.write(markdown(chat))
-                    count += 1
+                count = _markdown_files(Path(out), chats)
             else:
                 with ExitStack() as stack:
                     # a new file is owner-only, like the store it comes from; an existing one keeps its mode
@@ -348,14 +352,37 @@ def export(
                         else stack.enter_context(open(out, "w", encoding="utf-8", opener=open_private))
                     )
                     if format_ == "markdown":
-                        for chat in chats:
-                            handle.write(("\n" if count else "") + markdown(chat))
-                            count += 1
+                        count = _markdown_stream(handle, chats)
                     else:
                         count = write_records(handle, (plain_record(chat) for chat in chats), format_)
         except OSError as exc:
             raise click.ClickException(f"cannot write {out}: {exc.strerror or exc}") from None
     click.echo(f"Exported {count} chat(s) to {'standard output' if out == '-' else out}.", err=True)
+
+
+def _markdown_files(folder: Path, chats: Iterable[Conversation]) -> int:
+    """Each chat as its own markdown file in `folder`; a chat exported again replaces its file."""
+    from storage.reads.export import markdown, markdown_name
+
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    taken: set[str] = set()
+    count = 0
+    for chat in chats:
+        with open(folder / markdown_name(chat.id, taken), "w", encoding="utf-8", opener=open_private) as f:
+            f.write(markdown(chat))
+        count += 1
+    return count
+
+
+def _markdown_stream(handle: TextIO, chats: Iterable[Conversation]) -> int:
+    """The chats as markdown, one after another, in one file."""
+    from storage.reads.export import markdown
+
+    count = 0
+    for chat in chats:
+        handle.write(("\n" if count else "") + markdown(chat))
+        count += 1
+    return count
 
 
 COMMANDS: list[click.Command] = [import_, sync, reindex, delete, forget, export]

@@ -278,14 +278,7 @@ def _exchange(
         if cid in local and cid in remote:
             seen[cid] = [remote[cid].version, local[cid].version]
     if work.push:
-        for start in range(0, len(work.push), 200):
-            part = work.push[start : start + 200]
-            sent = _redacted(library, library.store.conversation_table(part))
-            shared.put(sent, held=remote.keys())
-            for cid, version in zip(sent.column("id").to_pylist(), sent.column("version").to_pylist(), strict=True):
-                if cid in local:
-                    seen[cid] = [version, local[cid].version]
-                    report.sent += 1
+        report.sent = _send(library, shared, work.push, remote, local, seen)
     if work.drop_there:
         shared.delete(work.drop_there)
         report.deleted_there = len(work.drop_there)
@@ -310,6 +303,27 @@ def _exchange(
     if report.sent or report.received or report.deleted_here or report.deleted_there:
         log.info("%s", report.text())
     return report
+
+
+def _send(
+    library: Library,
+    shared: SharedStore,
+    push: list[str],
+    remote: dict[str, Stamp],
+    local: dict[str, Stamp],
+    seen: dict[str, list[str]],
+) -> int:
+    """This machine's changed chats put in the shared table in batches, each as it may leave the
+    machine (`_redacted`); `seen` records what was sent. How many were sent."""
+    sent_count = 0
+    for start in range(0, len(push), 200):
+        sent = _redacted(library, library.store.conversation_table(push[start : start + 200]))
+        shared.put(sent, held=remote.keys())
+        for cid, version in zip(sent.column("id").to_pylist(), sent.column("version").to_pylist(), strict=True):
+            if cid in local:
+                seen[cid] = [version, local[cid].version]
+                sent_count += 1
+    return sent_count
 
 
 def _redacted(library: Library, rows: pa.Table) -> pa.Table:

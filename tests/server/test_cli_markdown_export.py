@@ -146,6 +146,9 @@ def test_read_takes_a_shortened_uri(home: Path) -> None:
     result = run(home, "read", "codex:0195", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["chat"]["uri"] == "codex:0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
-    result = run(home, "read", "claude-code:5e55")
+    # a session's subagents' chats extend its uri: they do not make a start of it ambiguous
+    result = run(home, "read", "claude-code:5e55", "--json")
+    assert json.loads(result.stdout)["chat"]["uri"] == "claude-code:5e55e000-1111-4000-8000-000000000001"
+    result = run(home, "read", "claude-code:")
     assert result.exit_code == 1
-    assert "pastchats read claude-code:5e55e000-1111-4000-8000-000000000001" in result.stderr
+    assert re.search(r"pastchats read claude-code:\S+", result.stderr)

@@ -164,7 +164,7 @@ def touched_line(hit: ChatHit) -> str | None:
     for group, items in groups.items():
         shown: list[str] = []
         for item in items[: TOUCHED_SHOWN[group]]:
-            named = _cut(item if group == "ran" else _from_project(item, hit.project), group)
+            named = _cut(item if group == "ran" else in_project(item, hit.project), group)
             if shown and length + len(named) > TOUCHED_LINE_CHARS:
                 break
             shown.append(named)
@@ -176,7 +176,7 @@ def touched_line(hit: ChatHit) -> str | None:
     return one_line("Files: " + " · ".join(parts)) if parts else None
 
 
-def _from_project(path: str, project: str | None) -> str:
+def in_project(path: str, project: str | None) -> str:
     """`auth/session.py` for /home/ana/shop/auth/session.py in project /home/ana/shop; else the path."""
     if project:
         for separator in ("/", "\\"):

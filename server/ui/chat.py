@@ -10,6 +10,7 @@ from server.ui.markup import Html, esc, h, join, link, notice, outside_link, whe
 from server.ui.parts import message
 from storage.errors import NotFound, UnknownMessage
 from storage.reads.results import ChatHit, touched_groups
+from tools.render import in_project
 
 PAGE = 50  # messages a page shows
 
@@ -88,7 +89,7 @@ def _touched(hit: ChatHit) -> Html:
         if not groups[group]:
             continue
         items = join(
-            h('<li><code title="{}">{}</code></li>', item, item if group == "ran" else _in_project(item, hit.project))
+            h('<li><code title="{}">{}</code></li>', item, item if group == "ran" else in_project(item, hit.project))
             for item in groups[group]
         )
         more = totals.get(group, len(groups[group])) - len(groups[group])
@@ -100,16 +101,6 @@ def _touched(hit: ChatHit) -> Html:
         '<section class="files"><h2 class="section">Files and commands</h2><dl class="facts">{}</dl></section>',
         join(rows),
     )
-
-
-def _in_project(path: str, project: str | None) -> str:
-    """`auth/session.py` for /home/ana/shop/auth/session.py in project /home/ana/shop; else the path."""
-    if project:
-        for separator in ("/", "\\"):
-            folder = project.rstrip(separator) + separator
-            if path.startswith(folder) and len(path) > len(folder):
-                return path[len(folder) :]
-    return path
 
 
 def _pager(uri: str, offset: int, next_offset: int | None, first: int, last: int, total: int) -> Html:

@@ -89,16 +89,16 @@ def write_records(out: TextIO, records: Iterable[dict[str, Any]], format: Export
 
 # A line an importer wrote for a tool call (`importers._common.summarise_tool_call`).
 _TOOL_CALL = re.compile(r"\[tool [^\]\n]*\]?")
-# What YAML may not hold as it is, or reads as a line break, in a double-quoted scalar: escaped.
-_NOT_YAML = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def yaml_string(value: str) -> str:
-    """`value` as a YAML double-quoted scalar: a JSON string is one, once the characters YAML reads
-    otherwise are escaped (a title with a colon, a quote or a line break stays one value)."""
-    text = json.dumps(_LONE_SURROGATE.sub("\ufffd", value), ensure_ascii=False)
-    return _NOT_YAML.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    """`value` as one YAML double-quoted scalar, as PyYAML writes it (a title with a colon, a quote or a
+    line break stays one value); a lone surrogate, which no YAML holds, becomes U+FFFD."""
+    import yaml  # type: ignore[import-untyped]  # PyYAML ships no type information
+
+    text = _LONE_SURROGATE.sub("\ufffd", value)
+    return str(yaml.safe_dump(text, allow_unicode=True, default_style='"', width=float("inf"))).rstrip("\n")
 
 
 def markdown_name(conversation_id: str, taken: set[str]) -> str:

@@ -29,8 +29,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from filelock import FileLock
+
 from storage.errors import SharedStoreUnreachable
-from storage.owner_only import open_private
+from storage.owner_only import FILE_MODE, open_private
 from storage.stores.shared_store import SharedStore, Stamp, newer
 
 if TYPE_CHECKING:
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STATE = "shared.json"
+EXCHANGE_LOCK = "shared.lock"
 
 
 class Library(Protocol):
@@ -231,16 +234,20 @@ def exchange(
 ) -> ExchangeReport:
     """Bring this machine's store and the shared one in step (raises `SharedStoreUnreachable`, noted
     for searches, when it cannot be reached). `forgotten`: chats deleted here never to come back."""
-    state = SharedState.load(library.home, shared.uri)
-    try:
-        report = _exchange(library, shared, state, progress, wait, set(forgotten))
-    except SharedStoreUnreachable as exc:
-        state.contact(exc)
+    # One exchange at a time in a home (a `sync` while a server's watcher exchanges): each reads and
+    # saves the record whole, and a record lost to the other's save would send back a chat another
+    # machine deleted meanwhile. An exchange is short; the second waits for the first.
+    with FileLock(str(library.home / EXCHANGE_LOCK), mode=FILE_MODE):
+        state = SharedState.load(library.home, shared.uri)
+        try:
+            report = _exchange(library, shared, state, progress, wait, set(forgotten))
+        except SharedStoreUnreachable as exc:
+            state.contact(exc)
+            state.save(library.home)
+            raise
+        state.contact(None)
         state.save(library.home)
-        raise
-    state.contact(None)
-    state.save(library.home)
-    return report
+        return report
 
 
 def _local_stamps(library: Library) -> dict[str, Stamp]:

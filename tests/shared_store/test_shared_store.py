@@ -191,3 +191,27 @@ def test_a_bucket_that_does_not_exist_yet_is_created(aws: Seaweed, tmp_path: Pat
     laptop.import_conversations([chat("first", ["The first chat in a new bucket"])])
     assert laptop.exchange().sent == 1
     assert shared_ids(uri) == ["first"]
+
+
+def test_a_second_exchange_in_a_home_waits_for_the_first(aws: Seaweed, tmp_path: Path) -> None:
+    """Two exchanges in one home (a sync while a server's watcher exchanges) each save the record of what
+    was exchanged whole: the second starts once the first has saved, so neither record is lost."""
+    import threading
+
+    from filelock import FileLock
+
+    from storage.writing.exchange import EXCHANGE_LOCK
+
+    home, uri = tmp_path / "laptop", aws.uri()
+    laptop = machine(home, uri)
+    laptop.import_conversations([chat("stove", ["Descale the kettle monthly", "Vinegar works."])])
+    reports = []
+    worker = threading.Thread(target=lambda: reports.append(laptop.exchange()))
+    with FileLock(str(home / EXCHANGE_LOCK)):  # an exchange already under way in this home
+        worker.start()
+        worker.join(timeout=1.5)
+        assert worker.is_alive()  # waiting
+        assert not reports
+    worker.join(timeout=120)
+    assert [r.sent for r in reports] == [1]
+    assert shared_ids(uri) == ["stove"]
